@@ -1,0 +1,52 @@
+# The two set-up commands of the README are `make run` and `make test`; every target
+# creates or updates .venv itself, so a fresh clone needs nothing else.
+PYTHON ?= python3
+VENV := .venv
+BIN := $(VENV)/bin
+STAMP := $(VENV)/.installed
+TEST_STAMP := $(VENV)/.installed-test
+TRAIN_STAMP := $(VENV)/.installed-train
+
+.PHONY: run test lint typecheck unit models eval bench clean
+
+$(BIN)/python:
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/pip install --quiet --upgrade pip
+
+$(STAMP): pyproject.toml | $(BIN)/python
+	$(BIN)/pip install --quiet -e .
+	touch $@
+
+$(TEST_STAMP): pyproject.toml $(STAMP)
+	$(BIN)/pip install --quiet -e '.[test]'
+	touch $@
+
+$(TRAIN_STAMP): pyproject.toml $(STAMP)
+	$(BIN)/pip install --quiet -e '.[train]'
+	touch $@
+
+run: $(STAMP)
+	$(BIN)/kniffel serve --camera demo
+
+lint: $(TEST_STAMP)
+	$(BIN)/ruff check game vision web hardware models tests
+
+typecheck: $(TEST_STAMP)
+	$(BIN)/mypy --strict game
+
+unit: $(TEST_STAMP)
+	$(BIN)/pytest -q
+
+test: lint typecheck unit
+
+models: $(TRAIN_STAMP)
+	$(BIN)/python models/build.py
+
+eval: $(TEST_STAMP)
+	$(BIN)/python models/evaluate.py
+
+bench: $(STAMP)
+	$(BIN)/python models/bench.py
+
+clean:
+	rm -rf $(VENV) build *.egg-info .pytest_cache .mypy_cache .ruff_cache

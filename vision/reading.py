@@ -1,0 +1,120 @@
+"""What a dice reader returns, and the labels that scenes (synthetic or real) carry.
+
+Every stage of `vision/` speaks these types, so detectors, classifiers, the classical
+baseline and the evaluation all plug together without knowing each other.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Protocol
+
+import numpy as np
+
+PIP_VALUES: tuple[int, ...] = (1, 2, 3, 4, 5, 6)
+ANIMALS: tuple[str, ...] = ("duck", "lion", "mouse", "cat", "dog", "elephant")
+
+#: Why a die cannot be trusted. None means it can.
+FLAGS: tuple[str, ...] = ("tilted", "stacked", "cut", "unreadable")
+
+DieValue = int | str  # 1..6 for pip dice, an animal name for Kniffel Kids dice
+
+
+@dataclass(frozen=True)
+class DieReading:
+    """One die as read from one frame (pixel coordinates of that frame)."""
+
+    value: DieValue | None
+    confidence: float
+    x: float
+    y: float
+    box: tuple[int, int, int, int]  # x0, y0, x1, y1 (inclusive-exclusive)
+    flag: str | None = None
+
+    def to_json(self) -> dict[str, object]:
+        d = asdict(self)
+        d["box"] = list(self.box)
+        d["confidence"] = round(float(self.confidence), 4)
+        d["x"] = round(float(self.x), 1)
+        d["y"] = round(float(self.y), 1)
+        return d
+
+
+@dataclass(frozen=True)
+class Reading:
+    """All dice read from one frame, plus warnings for the frame as a whole."""
+
+    dice: tuple[DieReading, ...]
+    warnings: tuple[str, ...] = ()
+
+    @property
+    def values(self) -> list[DieValue | None]:
+        return [d.value for d in self.dice]
+
+
+class DiceReader(Protocol):
+    """Anything that turns a BGR uint8 frame into a Reading."""
+
+    def read(self, frame_bgr: np.ndarray) -> Reading: ...
+
+
+# ---------------------------------------------------------------------------
+# Scene labels: one JSON object per image, stored one per line in `labels.jsonl`
+# beside the images of a data set (synthetic or real):
+#   {"image": "000123.jpg", "width": 800, "height": 600,
+#    "dice": [{"value": 5, "box": [x0, y0, x1, y1], "center": [x, y], "flag": null}]}
+# `box` encloses the whole visible die body; `center` is the centre of the top face;
+# `flag` is one of FLAGS or null.
+# ---------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class DieLabel:
+    value: DieValue
+    box: tuple[float, float, float, float]
+    center: tuple[float, float]
+    flag: str | None = None
+
+
+@dataclass(frozen=True)
+class SceneLabel:
+    image: str
+    width: int
+    height: int
+    dice: tuple[DieLabel, ...] = field(default_factory=tuple)
+
+    def to_json(self) -> dict[str, object]:
+        return {
+            "image": self.image,
+            "width": self.width,
+            "height": self.height,
+            "dice": [
+                {"value": d.value, "box": [round(v, 1) for v in d.box],
+                 "center": [round(v, 1) for v in d.center], "flag": d.flag}
+                for d in self.dice
+            ],
+        }
+
+    @classmethod
+    def from_json(cls, obj: dict[str, object]) -> SceneLabel:
+        dice = tuple(
+            DieLabel(value=d["value"], box=tuple(d["box"]), center=tuple(d["center"]),
+                     flag=d.get("flag"))
+            for d in obj["dice"]  # type: ignore[union-attr]
+        )
+        return cls(image=str(obj["image"]), width=int(obj["width"]),  # type: ignore[arg-type]
+                   height=int(obj["height"]), dice=dice)  # type: ignore[arg-type]
+
+
+def load_labels(folder: Path) -> list[SceneLabel]:
+    """Read `labels.jsonl` of a data set folder."""
+    with open(folder / "labels.jsonl", encoding="utf-8") as f:
+        return [SceneLabel.from_json(json.loads(line)) for line in f if line.strip()]
+
+
+def save_labels(folder: Path, labels: list[SceneLabel]) -> None:
+    with open(folder / "labels.jsonl", "w", encoding="utf-8") as f:
+        for label in labels:
+            f.write(json.dumps(label.to_json()) + "\n")
