@@ -1,0 +1,164 @@
+"""Metrics: hand-made readings against hand-made labels."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import cv2
+import numpy as np
+import pytest
+
+from vision.evaluation import (
+    EvalResult,
+    evaluate,
+    format_table,
+    hungarian,
+    is_asked,
+    match,
+    score_image,
+)
+from vision.reading import DieLabel, DieReading, Reading, SceneLabel
+
+
+def lab(value: int | str, x: float, y: float, size: float = 60,
+        flag: str | None = None) -> DieLabel:
+    return DieLabel(value=value, box=(x - size / 2, y - size / 2, x + size / 2, y + size / 2),
+                    center=(x, y), flag=flag)
+
+
+def pred(value: int | str | None, x: float, y: float, conf: float = 0.99,
+         flag: str | None = None) -> DieReading:
+    return DieReading(value=value, confidence=conf, x=x, y=y,
+                      box=(int(x) - 30, int(y) - 30, int(x) + 30, int(y) + 30), flag=flag)
+
+
+SCENE = SceneLabel(image="s.jpg", width=640, height=480, dice=(
+    lab(1, 100, 100), lab(2, 250, 100), lab(3, 400, 100), lab(4, 100, 300), lab(5, 250, 300)))
+
+
+def test_all_right() -> None:
+    reading = Reading(dice=tuple(pred(d.value, d.center[0] + 5, d.center[1] - 4)
+                                 for d in SCENE.dice))
+    s = score_image(reading, SCENE)
+    assert (s.labelled, s.found, s.correct, s.missed, s.extra) == (5, 5, 5, 0, 0)
+    assert s.all_right and s.silent_errors == 0 and s.asked == 0
+
+
+def test_wrong_missed_extra_silent_and_flagged() -> None:
+    reading = Reading(dice=(
+        pred(1, 102, 98),                   # correct
+        pred(6, 250, 100),                  # wrong value, confident, unflagged -> silent
+        pred(2, 400, 100, conf=0.5),        # wrong value, low confidence -> caught
+        pred(3, 100, 300, flag="tilted"),   # wrong value, flagged -> caught
+        # label 5 at (250, 300) missed
+        pred(4, 550, 400),                  # extra, confident -> silent
+        pred(4, 550, 200, conf=0.3),        # extra, low confidence -> caught
+    ))
+    s = score_image(reading, SCENE)
+    assert (s.found, s.correct, s.wrong_value, s.missed, s.extra) == (4, 1, 3, 1, 2)
+    assert s.silent_errors == 2 and s.caught_errors == 3
+    assert s.asked == 3 and not s.all_right
+    r = EvalResult()
+    r.add(s, seconds=0.02)
+    assert r.accuracy == pytest.approx(1 / 5)
+    assert r.silent_rate == pytest.approx(2 / 5)
+    assert r.mean_confidence == pytest.approx((0.99 * 4 + 0.5 + 0.3) / 6)
+    assert r.ms_per_frame == pytest.approx(20)
+    assert r.confusion[(2, 6)] == 1 and r.confusion[(1, 1)] == 1
+
+
+def test_threshold_decides_silent() -> None:
+    reading = Reading(dice=(pred(6, 100, 100, conf=0.85),))
+    label = SceneLabel("t.jpg", 640, 480, (lab(1, 100, 100),))
+    assert score_image(reading, label).silent_errors == 0  # 0.85 < 0.9: asked
+    assert score_image(reading, label, threshold=0.8).silent_errors == 1
+    assert is_asked(pred(None, 0, 0)) and not is_asked(pred(3, 0, 0))
+
+
+def test_unknown_value_counts_wrong_but_not_silent() -> None:
+    label = SceneLabel("u.jpg", 640, 480, (lab(4, 100, 100), lab("duck", 300, 100)))
+    s = score_image(Reading(dice=(pred(None, 100, 100), pred("duck", 300, 100))), label)
+    assert (s.correct, s.wrong_value, s.silent_errors, s.caught_errors) == (1, 1, 0, 1)
+
+
+def test_extra_reading_of_a_flagged_label() -> None:
+    label = SceneLabel("f.jpg", 640, 480, (lab(2, 100, 100, flag="cut"),))
+    s = score_image(Reading(dice=(pred(2, 100, 100, flag="cut"),)), label)
+    assert s.correct == 1 and s.labelled_flagged == 1 and s.asked == 1
+
+
+def test_matching_rules() -> None:
+    tall = DieLabel(value=3, box=(0, 0, 40, 160), center=(20, 20))
+    assert match([pred(3, 20, 150)], [tall]) == [(0, 0)]  # inside the box, far from centre
+    square = lab(3, 100, 100, size=50)  # die size 50 -> radius 30
+    assert match([pred(3, 100, 129)], [square]) == [(0, 0)]  # outside box, within radius
+    assert match([pred(3, 100, 131)], [square]) == []
+    # two readings on one die: one match, one extra
+    s = score_image(Reading(dice=(pred(3, 98, 100), pred(3, 104, 100))),
+                    SceneLabel("d.jpg", 640, 480, (square,)))
+    assert (s.found, s.correct, s.extra, s.silent_errors) == (1, 1, 1, 1)
+
+
+def test_matching_is_optimal_not_greedy() -> None:
+    # greedy by distance would pair p0-l1 (distance 15) and leave p1 and l0 unmatched
+    labels = [lab(1, 100, 100, size=80), lab(2, 160, 100, size=80)]  # match radius 48
+    preds = [pred(1, 145, 100), pred(2, 205, 100)]
+    assert sorted(match(preds, labels)) == [(0, 0), (1, 1)]
+
+
+def test_hungarian_against_brute_force() -> None:
+    import itertools
+    rng = np.random.default_rng(3)
+    for _ in range(50):
+        n, m = (int(v) for v in rng.integers(1, 5, 2))
+        cost = rng.random((n, m))
+        pairs = hungarian(cost)
+        k = min(n, m)
+        best = min(sum(cost[i, j] for i, j in zip(rows, cols, strict=True))
+                   for rows in itertools.combinations(range(n), k)
+                   for cols in itertools.permutations(range(m), k))
+        assert len(pairs) == k
+        assert sum(cost[i, j] for i, j in pairs) == pytest.approx(best)
+
+
+def test_empty_cases() -> None:
+    empty = SceneLabel("e.jpg", 640, 480, ())
+    s = score_image(Reading(dice=()), empty)
+    assert s.all_right and s.labelled == 0
+    s = score_image(Reading(dice=(pred(3, 10, 10),)), empty)
+    assert s.extra == 1 and not s.all_right
+    s = score_image(Reading(dice=()), SCENE)
+    assert s.missed == 5 and s.correct == 0
+
+
+class OracleReader:
+    """Reads the label of the frame it is given (looked up by frame brightness)."""
+
+    def __init__(self, labels: dict[int, SceneLabel], wrong: bool = False) -> None:
+        self.labels, self.wrong = labels, wrong
+
+    def read(self, frame_bgr: np.ndarray) -> Reading:
+        label = self.labels[int(frame_bgr[0, 0, 0])]
+        return Reading(dice=tuple(
+            pred(6 if self.wrong else d.value, *d.center) for d in label.dice))
+
+
+def test_evaluate_with_arrays_and_paths(tmp_path: Path) -> None:
+    a = SceneLabel("a.png", 64, 48, (lab(1, 20, 20, 10), lab(2, 40, 20, 10)))
+    b = SceneLabel("b.png", 64, 48, (lab(3, 30, 30, 10),))
+    frame_a = np.full((48, 64, 3), 10, np.uint8)
+    path_b = tmp_path / "b.png"
+    cv2.imwrite(str(path_b), np.full((48, 64, 3), 20, np.uint8))
+    samples = [(frame_a, a), (path_b, b)]
+    good = evaluate(OracleReader({10: a, 20: b}), samples)
+    assert (good.images, good.labelled, good.correct, good.images_all_right) == (2, 3, 3, 2)
+    assert good.accuracy == 1.0 and len(good.frame_seconds) == 2
+    bad = evaluate(OracleReader({10: a, 20: b}, wrong=True), samples)
+    assert bad.accuracy == 0.0 and bad.silent_errors == 3 and bad.silent_rate == 1.0
+    table = format_table({"oracle | tiny": good, "liar | tiny": bad})
+    for text in ("oracle", "liar", "tiny", "per-die accuracy", "100.0%", "silent errors",
+                 "3 (100.0%)"):
+        assert text in table
+    assert len({len(line) for line in table.splitlines()[:-1]}) == 1  # aligned columns
+    with pytest.raises(OSError):
+        evaluate(OracleReader({}), [(tmp_path / "missing.png", b)])
