@@ -1,0 +1,77 @@
+"""`make bench`: milliseconds per frame for the full reader (find + read + judge) with
+onnxruntime on one thread, at 800×600 and 1640×1232, beside the blob baseline; peak memory
+and model sizes. Frames are real validation photos scaled to each size (or synthetic scenes
+where the real photos are absent)."""
+
+from __future__ import annotations
+
+import platform
+import resource
+import statistics
+import sys
+import time
+from pathlib import Path
+
+import cv2
+import numpy as np
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+from vision.baseline import BlobBaselineReader  # noqa: E402
+from vision.datasets import load_real, real_root  # noqa: E402
+from vision.models import CLASSIFIER_PATH, DETECTOR_PATH  # noqa: E402
+from vision.reader import Reader  # noqa: E402
+
+SIZES = [(800, 600), (1640, 1232)]
+FRAMES = 40
+
+
+def frames() -> list[np.ndarray]:
+    if real_root().is_dir():
+        paths = [p for p, _ in load_real("Valid")[:FRAMES]]
+        return [cv2.imread(str(p)) for p in paths]
+    from vision.synth import random_scene, render
+
+    rng = np.random.default_rng(424242)
+    return [render(random_scene(rng, "pips"))[0] for _ in range(FRAMES)]
+
+
+def cpu_name() -> str:
+    try:
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith("model name"):
+                return line.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    return platform.processor() or platform.machine()
+
+
+def main() -> int:
+    cv2.setNumThreads(1)
+    images = frames()
+    readers = {"ours": Reader.default(threads=1), "blob baseline": BlobBaselineReader()}
+    print(f"machine: {cpu_name()}, {platform.machine()}, Python {platform.python_version()}, "
+          f"onnxruntime 1 thread, OpenCV 1 thread; {len(images)} frames per size")
+    for name, reader in readers.items():
+        for w, h in SIZES:
+            scaled = [cv2.resize(im, (w, h), interpolation=cv2.INTER_LINEAR) for im in images]
+            reader.read(scaled[0])  # warm-up
+            times = []
+            for frame in scaled:
+                t = time.perf_counter()
+                reader.read(frame)
+                times.append((time.perf_counter() - t) * 1000)
+            p90 = sorted(times)[int(0.9 * len(times)) - 1]
+            print(f"{name:14s} {w}x{h}: median {statistics.median(times):6.1f} ms, "
+                  f"p90 {p90:6.1f} ms per frame")
+    peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+    size = (DETECTOR_PATH.stat().st_size + CLASSIFIER_PATH.stat().st_size) / 1e6
+    print(f"peak memory (whole process): {peak:.0f} MB; models: {size:.2f} MB "
+          f"(detector {DETECTOR_PATH.stat().st_size / 1e6:.2f} MB, classifier "
+          f"{CLASSIFIER_PATH.stat().st_size / 1e6:.2f} MB)")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,68 @@
+"""`make models`: generate the synthetic training data and train both models, seeded.
+
+Data goes to data/ (not committed; regenerated when missing), models to models/*.onnx
+(committed). On the 2-core development machine the whole run takes about
+(see README "Models") minutes.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+DATA = ROOT / "data"
+MODELS = ROOT / "models"
+
+#: (folder, kind, count, seed) — training seeds are 1xx; test sets use 9xxxxx (evaluate.py).
+TRAIN_SETS = [
+    ("synth-train-pips", "pips", 3000, 101),
+    ("synth-train-animals", "animals", 1500, 102),
+    ("synth-train-mixed", "mixed", 1000, 103),
+]
+
+
+def generate(folder: str, kind: str, count: int, seed: int, workers: int = 2) -> Path:
+    """Render a synthetic data set unless the same one is already there."""
+    out = DATA / folder
+    stamp = out / "stamp.json"
+    want = {"kind": kind, "count": count, "seed": seed}
+    if stamp.is_file() and json.loads(stamp.read_text()) == want:
+        return out
+    t = time.time()
+    subprocess.run([sys.executable, "-m", "vision.synth", "--out", str(out), "--count",
+                    str(count), "--seed", str(seed), "--kind", kind, "--workers",
+                    str(workers)], check=True, cwd=ROOT)
+    stamp.write_text(json.dumps(want))
+    print(f"generated {folder}: {count} {kind} scenes in {time.time() - t:.0f}s", flush=True)
+    return out
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--detector-steps", type=int, default=2500)
+    ap.add_argument("--classifier-steps", type=int, default=3000)
+    ap.add_argument("--only", choices=["detector", "classifier"], default=None)
+    args = ap.parse_args()
+    start = time.time()
+    folders = [str(generate(*spec)) for spec in TRAIN_SETS]
+    train = [sys.executable, str(MODELS / "train.py")]
+    if args.only in (None, "detector"):
+        subprocess.run([*train, "detector", "--data", *folders, "--real", "Train", "--out",
+                        str(MODELS / "detector.onnx"), "--steps", str(args.detector_steps),
+                        "--batch", "16", "--seed", "11"], check=True, cwd=ROOT)
+    if args.only in (None, "classifier"):
+        subprocess.run([*train, "classifier", "--data", *folders, "--real", "Train", "--out",
+                        str(MODELS / "classifier.onnx"), "--steps",
+                        str(args.classifier_steps), "--batch", "32", "--seed", "12"],
+                       check=True, cwd=ROOT)
+    print(f"make models: done in {(time.time() - start) / 60:.1f} min", flush=True)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,176 @@
+"""Build-time script: render the six Kniffel-Kids animals into `vision/assets/animals.png`.
+
+The art comes from Debian's Noto Color Emoji font (package fonts-noto-color-emoji,
+SIL Open Font License 1.1).  The run-time renderer (`vision/synth/`) only loads the
+resulting PNG with OpenCV; Pillow is needed here only.
+
+    python models/make_animal_art.py [--font /usr/share/fonts/truetype/noto/NotoColorEmoji.ttf]
+
+The sheet is one row of 6 RGBA cells of CELL x CELL pixels in the order of
+`vision.reading.ANIMALS` (duck, lion, mouse, cat, dog, elephant).
+"""
+
+from __future__ import annotations
+
+import argparse
+import subprocess
+from pathlib import Path
+
+import numpy as np
+from PIL import Image, ImageDraw, ImageFont
+
+ROOT = Path(__file__).resolve().parents[1]
+FONT = Path("/usr/share/fonts/truetype/noto/NotoColorEmoji.ttf")
+CELL = 128
+# Face-like emoji where the font has one; duck and elephant only exist as full bodies.
+EMOJI: dict[str, str] = {
+    "duck": "\U0001F986",      # 🦆
+    "lion": "\U0001F981",      # 🦁 lion face
+    "mouse": "\U0001F42D",     # 🐭 mouse face
+    "cat": "\U0001F431",       # 🐱 cat face
+    "dog": "\U0001F436",       # 🐶 dog face
+    "elephant": "\U0001F418",  # 🐘
+}
+ORDER = ("duck", "lion", "mouse", "cat", "dog", "elephant")
+
+
+def render_glyph(font: ImageFont.FreeTypeFont, char: str) -> Image.Image:
+    """Draw one emoji, crop to its alpha, fit into a CELL x CELL transparent cell."""
+    canvas = Image.new("RGBA", (160, 160), (0, 0, 0, 0))
+    ImageDraw.Draw(canvas).text((10, 10), char, font=font, embedded_color=True)
+    bbox = canvas.getchannel("A").getbbox()
+    if bbox is None:
+        raise RuntimeError(f"font has no glyph for {char!r}")
+    glyph = canvas.crop(bbox)
+    margin = 4
+    scale = (CELL - 2 * margin) / max(glyph.size)
+    size = (max(1, round(glyph.size[0] * scale)), max(1, round(glyph.size[1] * scale)))
+    glyph = glyph.resize(size, Image.Resampling.LANCZOS)
+    cell = Image.new("RGBA", (CELL, CELL), (0, 0, 0, 0))
+    cell.paste(glyph, ((CELL - size[0]) // 2, (CELL - size[1]) // 2), glyph)
+    return cell
+
+
+def font_version() -> str:
+    try:
+        out = subprocess.run(["dpkg-query", "-W", "-f=${Version}", "fonts-noto-color-emoji"],
+                             capture_output=True, text=True, check=True)
+        return out.stdout.strip() or "unknown"
+    except (OSError, subprocess.CalledProcessError):
+        return "unknown"
+
+
+LICENSE_TEXT = """\
+vision/assets/animals.png - animal art of the Kniffel Kids dice used by vision/synth/
+
+Source: Noto Color Emoji (Google), file {font}
+        as shipped by Debian package fonts-noto-color-emoji, version {version}
+        upstream https://github.com/googlefonts/noto-emoji
+Glyphs: {glyphs}
+Made by: models/make_animal_art.py (rendered, cropped, scaled to {cell}x{cell} RGBA cells)
+
+Copyright 2013-2017 Google Inc.
+The font (and therefore this derived image) is licensed under the SIL Open Font License,
+Version 1.1 (https://openfontlicense.org). The full license text follows.
+
+-----------------------------------------------------------
+SIL OPEN FONT LICENSE Version 1.1 - 26 February 2007
+-----------------------------------------------------------
+
+PREAMBLE
+The goals of the Open Font License (OFL) are to stimulate worldwide development of
+collaborative font projects, to support the font creation efforts of academic and
+linguistic communities, and to provide a free and open framework in which fonts may be
+shared and improved in partnership with others.
+
+The OFL allows the licensed fonts to be used, studied, modified and redistributed freely
+as long as they are not sold by themselves. The fonts, including any derivative works, can
+be bundled, embedded, redistributed and/or sold with any software provided that any
+reserved names are not used by derivative works. The fonts and derivatives, however, cannot
+be released under any other type of license. The requirement for fonts to remain under
+this license does not apply to any document created using the fonts or their derivatives.
+
+DEFINITIONS
+"Font Software" refers to the set of files released by the Copyright Holder(s) under this
+license and clearly marked as such. This may include source files, build scripts and
+documentation.
+
+"Reserved Font Name" refers to any names specified as such after the copyright
+statement(s).
+
+"Original Version" refers to the collection of Font Software components as distributed by
+the Copyright Holder(s).
+
+"Modified Version" refers to any derivative made by adding to, deleting, or substituting --
+in part or in whole -- any of the components of the Original Version, by changing formats
+or by porting the Font Software to a new environment.
+
+"Author" refers to any designer, engineer, programmer, technical writer or other person who
+contributed to the Font Software.
+
+PERMISSION & CONDITIONS
+Permission is hereby granted, free of charge, to any person obtaining a copy of the Font
+Software, to use, study, copy, merge, embed, modify, redistribute, and sell modified and
+unmodified copies of the Font Software, subject to the following conditions:
+
+1) Neither the Font Software nor any of its individual components, in Original or Modified
+Versions, may be sold by itself.
+
+2) Original or Modified Versions of the Font Software may be bundled, redistributed and/or
+sold with any software, provided that each copy contains the above copyright notice and
+this license. These can be included either as stand-alone text files, human-readable
+headers or in the appropriate machine-readable metadata fields within text or binary files
+as long as those fields can be easily viewed by the user.
+
+3) No Modified Version of the Font Software may use the Reserved Font Name(s) unless
+explicit written permission is granted by the corresponding Copyright Holder. This
+restriction only applies to the primary font name as presented to the users.
+
+4) The name(s) of the Copyright Holder(s) and the Author(s) of the Font Software shall not
+be used to promote, endorse or advertise any Modified Version, except to acknowledge the
+contribution(s) of the Copyright Holder(s) and the Author(s) or with their explicit
+written permission.
+
+5) The Font Software, modified or unmodified, in part or in whole, must be distributed
+entirely under this license, and must not be distributed under any other license. The
+requirement for fonts to remain under this license does not apply to any document created
+using the Font Software.
+
+TERMINATION
+This license becomes null and void if any of the above conditions are not met.
+
+DISCLAIMER
+THE FONT SOFTWARE IS PROVIDED "AS IS", WITHOUT WARRANTY OF ANY KIND, EXPRESS OR IMPLIED,
+INCLUDING BUT NOT LIMITED TO ANY WARRANTIES OF MERCHANTABILITY, FITNESS FOR A PARTICULAR
+PURPOSE AND NONINFRINGEMENT OF COPYRIGHT, PATENT, TRADEMARK, OR OTHER RIGHT. IN NO EVENT
+SHALL THE COPYRIGHT HOLDER BE LIABLE FOR ANY CLAIM, DAMAGES OR OTHER LIABILITY, INCLUDING
+ANY GENERAL, SPECIAL, INDIRECT, INCIDENTAL, OR CONSEQUENTIAL DAMAGES, WHETHER IN AN ACTION
+OF CONTRACT, TORT OR OTHERWISE, ARISING FROM, OUT OF THE USE OR INABILITY TO USE THE FONT
+SOFTWARE OR FROM OTHER DEALINGS IN THE FONT SOFTWARE.
+"""
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--font", type=Path, default=FONT)
+    ap.add_argument("--out", type=Path, default=ROOT / "vision" / "assets")
+    args = ap.parse_args()
+    # Noto Color Emoji is a bitmap (CBDT) font that only exists at size 109.
+    font = ImageFont.truetype(str(args.font), 109)
+    sheet = Image.new("RGBA", (CELL * len(ORDER), CELL), (0, 0, 0, 0))
+    for i, name in enumerate(ORDER):
+        sheet.paste(render_glyph(font, EMOJI[name]), (i * CELL, 0))
+    # Fully transparent pixels carry no colour: zero them so the PNG compresses well.
+    arr = np.array(sheet)
+    arr[arr[..., 3] == 0] = 0
+    args.out.mkdir(parents=True, exist_ok=True)
+    Image.fromarray(arr, "RGBA").save(args.out / "animals.png", optimize=True)
+    glyphs = ", ".join(f"{n} U+{ord(EMOJI[n]):04X}" for n in ORDER)
+    (args.out / "ANIMALS-LICENSE.txt").write_text(
+        LICENSE_TEXT.format(font=args.font, version=font_version(), glyphs=glyphs, cell=CELL),
+        encoding="utf-8")
+    print(f"wrote {args.out / 'animals.png'} ({sheet.size[0]}x{sheet.size[1]})")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,86 @@
+"""The two networks, small enough for one core of a Raspberry Pi.
+
+- DiceDetector: fully convolutional; for each cell of a stride-4 grid it predicts whether a
+  die's top face is centred there (heatmap), the sub-cell offset of that centre and the size
+  of the die's visible body (log width/height in input pixels).
+- FaceClassifier: reads a 64×64 crop centred on a die's top face: the value (12 faces: six pip
+  counts, six animals), the crop's quality (ok / tilted / stacked / not a die) and an embedding that
+  `kniffel teach` uses to learn new dice sets by nearest neighbour.
+"""
+
+from __future__ import annotations
+
+import torch
+from torch import nn
+from torch.nn import functional as F
+
+FACES = ("1", "2", "3", "4", "5", "6", "duck", "lion", "mouse", "cat", "dog", "elephant")
+QUALITY = ("ok", "tilted", "stacked", "no_die")
+EMBED_DIM = 64
+
+
+def conv_bn(cin: int, cout: int, stride: int = 1, k: int = 3) -> nn.Sequential:
+    """Plain conv + batch norm + ReLU: on a CPU, plain 3×3 convolutions train several times
+    faster than depthwise-separable ones and run fast enough at this size."""
+    return nn.Sequential(
+        nn.Conv2d(cin, cout, k, stride, k // 2, bias=False),
+        nn.BatchNorm2d(cout),
+        nn.ReLU(inplace=True),
+    )
+
+
+class DiceDetector(nn.Module):
+    """A small feature pyramid down to 1/32 and back up to the stride-4 output grid; the
+    stride-4 layers are kept thin because they dominate the cost."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.stem = conv_bn(3, 16, 2)  # /2
+        self.s4 = nn.Sequential(conv_bn(16, 24, 2), conv_bn(24, 24))  # /4
+        self.s8 = nn.Sequential(conv_bn(24, 40, 2), conv_bn(40, 40))  # /8
+        self.s16 = nn.Sequential(conv_bn(40, 64, 2), conv_bn(64, 64))  # /16
+        self.s32 = nn.Sequential(conv_bn(64, 96, 2), conv_bn(96, 96))  # /32
+        self.lat16 = conv_bn(96 + 64, 48, k=1)
+        self.lat8 = conv_bn(48 + 40, 32, k=1)
+        self.lat4 = conv_bn(32 + 24, 24, k=1)
+        self.refine = conv_bn(24, 24)
+        self.head = nn.Conv2d(24, 5, 1)  # heat, dx, dy, log w, log h
+        nn.init.constant_(self.head.bias[0:1], -4.0)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        f4 = self.s4(self.stem(x))
+        f8 = self.s8(f4)
+        f16 = self.s16(f8)
+        f32 = self.s32(f16)
+        up = F.interpolate(f32, size=f16.shape[-2:], mode="nearest")
+        y = self.lat16(torch.cat([up, f16], 1))
+        y = self.lat8(torch.cat([F.interpolate(y, size=f8.shape[-2:], mode="nearest"), f8], 1))
+        y = self.lat4(torch.cat([F.interpolate(y, size=f4.shape[-2:], mode="nearest"), f4], 1))
+        out = self.head(self.refine(y))
+        heat = torch.sigmoid(out[:, 0:1])
+        return torch.cat([heat, out[:, 1:]], 1)
+
+
+class FaceClassifier(nn.Module):
+    def __init__(self, width: int = 16) -> None:
+        super().__init__()
+        w = width
+        self.features = nn.Sequential(
+            conv_bn(3, w, 2),  # 32
+            conv_bn(w, 2 * w),
+            conv_bn(2 * w, 2 * w, 2),  # 16
+            conv_bn(2 * w, 3 * w),
+            conv_bn(3 * w, 3 * w, 2),  # 8
+            conv_bn(3 * w, 4 * w),
+            conv_bn(4 * w, 6 * w, 2),  # 4
+            conv_bn(6 * w, 6 * w),
+        )
+        self.embed = nn.Linear(6 * w, EMBED_DIM)
+        self.value = nn.Linear(EMBED_DIM, len(FACES))
+        self.quality = nn.Linear(EMBED_DIM, len(QUALITY))
+
+    def forward(self, x: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+        f = self.features(x).mean(dim=(2, 3))
+        e = self.embed(f)
+        normed = F.normalize(e, dim=1)
+        return self.value(F.relu(e)), self.quality(F.relu(e)), normed

@@ -1,0 +1,368 @@
+"""Train the dice detector and the face classifier, and export them to ONNX.
+
+    python models/train.py detector --data DIR [DIR ...] --real Train --out models/detector.onnx
+    python models/train.py classifier --data DIR [DIR ...] --real Train --out models/classifier.onnx
+
+Data folders hold images and `labels.jsonl` (vision/reading.py); `--real Train` adds the
+real photos' training split (never Valid). Everything is seeded: the same inputs give the
+same model. Runs on the CPU; `make models` calls it through models/build.py.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import sys
+import time
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+import cv2
+import numpy as np
+import torch
+from torch.nn import functional as F
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from nets import EMBED_DIM, FACES, QUALITY, DiceDetector, FaceClassifier  # noqa: E402
+
+from vision.datasets import load_real  # noqa: E402
+from vision.preprocess import (  # noqa: E402
+    CROP_SIZE,
+    DETECTOR_LONG_SIDE,
+    DETECTOR_STRIDE,
+    crop_die,
+    detector_scale,
+)
+from vision.reading import SceneLabel, load_labels  # noqa: E402
+
+
+def log(msg: str) -> None:
+    print(f"[{time.strftime('%H:%M:%S')}] {msg}", flush=True)
+
+
+Scene = tuple[np.ndarray, SceneLabel, str]
+
+
+def iter_scenes(folders: list[Path], real_split: str | None) -> Iterator[Scene]:
+    """(image, label, source) for every scene of the folders and the real split, one at a
+    time: full-size images are never all in memory at once."""
+    for folder in folders:
+        for label in load_labels(folder):
+            image = cv2.imread(str(folder / label.image), cv2.IMREAD_COLOR)
+            if image is not None:
+                yield image, label, "synth"
+    if real_split:
+        for path, label in load_real(real_split):
+            image = cv2.imread(str(path), cv2.IMREAD_COLOR)
+            if image is not None:
+                yield image, label, "real"
+
+
+def face_index(value: object) -> int:
+    return FACES.index(str(value))
+
+
+def die_size(box: tuple[float, float, float, float]) -> float:
+    return max(box[2] - box[0], box[3] - box[1])
+
+
+# ---------------------------------------------------------------------------------------
+# Detector
+# ---------------------------------------------------------------------------------------
+
+
+@dataclass
+class DetSample:
+    image: np.ndarray  # at detector scale
+    centers: np.ndarray  # N x 2 (input pixels)
+    sizes: np.ndarray  # N x 2 (box w, h in input pixels)
+
+
+def detector_samples(scenes: Iterable[Scene]) -> list[DetSample]:
+    samples = []
+    for image, label, _ in scenes:
+        h, w = image.shape[:2]
+        s = detector_scale(w, h)
+        small = cv2.resize(image, (round(w * s), round(h * s)), interpolation=cv2.INTER_AREA)
+        centers = np.array([d.center for d in label.dice], np.float32).reshape(-1, 2) * s
+        sizes = np.array([(d.box[2] - d.box[0], d.box[3] - d.box[1]) for d in label.dice],
+                         np.float32).reshape(-1, 2) * s
+        samples.append(DetSample(small, centers, sizes))
+    return samples
+
+
+def color_jitter(batch: torch.Tensor, gen: torch.Generator) -> torch.Tensor:
+    """Brightness, contrast, per-channel gain and noise on a [-0.5, 0.5] batch."""
+    n = batch.shape[0]
+    gain = 1 + 0.25 * (torch.rand(n, 3, 1, 1, generator=gen) - 0.5)
+    bright = 0.3 * (torch.rand(n, 1, 1, 1, generator=gen) - 0.5)
+    contrast = 0.6 + 0.8 * torch.rand(n, 1, 1, 1, generator=gen)
+    mean = batch.mean(dim=(1, 2, 3), keepdim=True)
+    out = (batch - mean) * contrast + mean
+    out = (out + 0.5) * gain - 0.5 + bright
+    out = out + 0.02 * torch.rand(n, 1, 1, 1, generator=gen) * torch.randn(
+        out.shape, generator=gen)
+    return out.clamp(-0.5, 0.5)
+
+
+def det_batch(samples: list[DetSample], idx: np.ndarray, rng: np.random.Generator,
+              size: int) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor, torch.Tensor]:
+    """Random crops (with scale and flips) and their CenterNet targets."""
+    g = size // DETECTOR_STRIDE
+    images = np.zeros((len(idx), size, size, 3), np.uint8)
+    heat = np.zeros((len(idx), 1, g, g), np.float32)
+    reg = np.zeros((len(idx), 4, g, g), np.float32)
+    mask = np.zeros((len(idx), 1, g, g), np.float32)
+    yy, xx = np.mgrid[0:g, 0:g].astype(np.float32)
+    for b, i in enumerate(idx):
+        sample = samples[int(i)]
+        scale = float(np.exp(rng.uniform(np.log(0.7), np.log(1.4))))
+        src = sample.image
+        h, w = src.shape[:2]
+        # Choose a crop window (in source pixels) of side size/scale, sometimes on a die.
+        side = size / scale
+        if len(sample.centers) and rng.random() < 0.7:
+            c = sample.centers[rng.integers(len(sample.centers))]
+            x0 = c[0] - rng.uniform(0.15, 0.85) * side
+            y0 = c[1] - rng.uniform(0.15, 0.85) * side
+        else:
+            x0 = rng.uniform(min(0, w - side), max(0, w - side))
+            y0 = rng.uniform(min(0, h - side), max(0, h - side))
+        m = np.array([[scale, 0, -x0 * scale], [0, scale, -y0 * scale]], np.float32)
+        flip_x, flip_y = rng.random() < 0.5, rng.random() < 0.5
+        if flip_x:
+            m[0] = -m[0]
+            m[0, 2] += size - 1
+        if flip_y:
+            m[1] = -m[1]
+            m[1, 2] += size - 1
+        images[b] = cv2.warpAffine(src, m, (size, size), flags=cv2.INTER_LINEAR,
+                                   borderMode=cv2.BORDER_REFLECT)
+        for (cx, cy), (bw, bh) in zip(sample.centers, sample.sizes, strict=True):
+            x = m[0, 0] * cx + m[0, 1] * cy + m[0, 2]
+            y = m[1, 0] * cx + m[1, 1] * cy + m[1, 2]
+            if not (0 <= x < size and 0 <= y < size):
+                continue
+            gx, gy = x / DETECTOR_STRIDE, y / DETECTOR_STRIDE
+            bw_s, bh_s = bw * scale, bh * scale
+            sigma = max(0.8, 0.12 * max(bw_s, bh_s) / DETECTOR_STRIDE)
+            blob = np.exp(-((xx - gx) ** 2 + (yy - gy) ** 2) / (2 * sigma**2))
+            heat[b, 0] = np.maximum(heat[b, 0], blob)
+            ix, iy = min(int(gx), g - 1), min(int(gy), g - 1)
+            heat[b, 0, iy, ix] = 1.0
+            reg[b, :, iy, ix] = (gx - ix, gy - iy, math.log(max(bw_s, 1.0)),
+                                 math.log(max(bh_s, 1.0)))
+            mask[b, 0, iy, ix] = 1.0
+    x = torch.from_numpy(images[..., ::-1].copy()).permute(0, 3, 1, 2).float() / 255.0 - 0.5
+    return x, torch.from_numpy(heat), torch.from_numpy(reg), torch.from_numpy(mask)
+
+
+def warmup_cosine(opt: torch.optim.Optimizer, steps: int) -> torch.optim.lr_scheduler.LambdaLR:
+    """Linear warm-up over the first 5 % of steps, then a cosine decay to zero."""
+    warm = max(1, steps // 20)
+
+    def factor(step: int) -> float:
+        return min(1.0, (step + 1) / warm) * 0.5 * (1 + math.cos(math.pi * step / steps))
+
+    return torch.optim.lr_scheduler.LambdaLR(opt, factor)
+
+
+def focal_loss(pred: torch.Tensor, target: torch.Tensor) -> torch.Tensor:
+    """CenterNet's penalty-reduced focal loss on the heatmap."""
+    pred = pred.clamp(1e-4, 1 - 1e-4)
+    pos = target.eq(1).float()
+    neg = 1 - pos
+    pos_loss = torch.log(pred) * (1 - pred) ** 2 * pos
+    neg_loss = torch.log(1 - pred) * pred**2 * (1 - target) ** 4 * neg
+    n = pos.sum().clamp(min=1)
+    return -(pos_loss.sum() + neg_loss.sum()) / n
+
+
+def train_detector(samples: list[DetSample], steps: int, batch: int, crop: int,
+                   seed: int) -> DiceDetector:
+    torch.manual_seed(seed)
+    rng = np.random.default_rng(seed)
+    gen = torch.Generator().manual_seed(seed)
+    net = DiceDetector()
+    opt = torch.optim.AdamW(net.parameters(), lr=3e-3, weight_decay=1e-4)
+    sched = warmup_cosine(opt, steps)
+    net.train()
+    t0 = time.time()
+    for step in range(steps):
+        idx = rng.integers(0, len(samples), batch)
+        x, heat, reg, mask = det_batch(samples, idx, rng, crop)
+        x = color_jitter(x, gen)
+        out = net(x)
+        loss_heat = focal_loss(out[:, 0:1], heat)
+        n = mask.sum().clamp(min=1)
+        loss_off = (F.l1_loss(out[:, 1:3], reg[:, 0:2], reduction="none") * mask).sum() / n
+        loss_size = (F.l1_loss(out[:, 3:5], reg[:, 2:4], reduction="none") * mask).sum() / n
+        loss = loss_heat + loss_off + 0.5 * loss_size
+        opt.zero_grad()
+        loss.backward()
+        opt.step()
+        sched.step()
+        if step % 100 == 0 or step == steps - 1:
+            log(f"detector step {step}/{steps} loss {loss.item():.3f} (heat "
+                f"{loss_heat.item():.3f} off {loss_off.item():.3f} size "
+                f"{loss_size.item():.3f}) {time.time() - t0:.0f}s")
+    return net.eval()
+
+
+# ---------------------------------------------------------------------------------------
+# Classifier
+# ---------------------------------------------------------------------------------------
+
+QUALITY_OF_FLAG = {None: "ok", "tilted": "tilted", "stacked": "stacked"}
+
+
+def classifier_crops(scenes: Iterable[Scene], rng: np.random.Generator,
+                     per_synth_die: int, per_real_die: int, negatives_per_scene: int
+                     ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Jittered crops around labelled top faces, plus crops that show no die."""
+    crops: list[np.ndarray] = []
+    values: list[int] = []
+    quality: list[int] = []
+    for image, label, source in scenes:
+        h, w = image.shape[:2]
+        per_die = per_real_die if source == "real" else per_synth_die
+        sizes = [die_size(d.box) for d in label.dice] or [0.08 * max(w, h)]
+        for die in label.dice:
+            if die.flag not in QUALITY_OF_FLAG:
+                continue  # cut by the frame or unreadable: the judge decides, not the crop
+            size = die_size(die.box)
+            for _ in range(per_die):
+                jitter = rng.normal(0, 0.06, 2) * size
+                crops.append(crop_die(image, die.center[0] + jitter[0], die.center[1] + jitter[1],
+                                      size * rng.uniform(0.85, 1.2), angle=rng.uniform(0, 360)))
+                values.append(face_index(die.value))
+                quality.append(QUALITY.index(QUALITY_OF_FLAG[die.flag]))
+        typical = float(np.median(sizes))
+        centers = np.array([d.center for d in label.dice], np.float32).reshape(-1, 2)
+        made = tries = 0
+        while made < negatives_per_scene and tries < 50:
+            tries += 1
+            if len(centers) and rng.random() < 0.4:
+                # Beside a die: the crop must be centred on a top face to count.
+                c = centers[rng.integers(len(centers))]
+                a = rng.uniform(0, 2 * np.pi)
+                p = c + rng.uniform(0.55, 0.9) * typical * np.array([np.cos(a), np.sin(a)])
+            else:
+                p = np.array([rng.uniform(0, w), rng.uniform(0, h)])
+            if len(centers) and np.min(np.linalg.norm(centers - p, axis=1)) < 0.5 * typical:
+                continue
+            crops.append(crop_die(image, float(p[0]), float(p[1]),
+                                  typical * rng.uniform(0.8, 1.25), angle=rng.uniform(0, 360)))
+            values.append(-1)
+            quality.append(QUALITY.index("no_die"))
+            made += 1
+    return np.stack(crops), np.array(values, np.int64), np.array(quality, np.int64)
+
+
+def crops_to_tensor(crops: np.ndarray) -> torch.Tensor:
+    return torch.from_numpy(crops[..., ::-1].copy()).permute(0, 3, 1, 2).float() / 255.0 - 0.5
+
+
+def train_classifier(crops: np.ndarray, values: np.ndarray, quality: np.ndarray, steps: int,
+                     batch: int, seed: int) -> FaceClassifier:
+    torch.manual_seed(seed)
+    rng = np.random.default_rng(seed)
+    gen = torch.Generator().manual_seed(seed)
+    net = FaceClassifier()
+    opt = torch.optim.AdamW(net.parameters(), lr=3e-3, weight_decay=5e-4)
+    sched = warmup_cosine(opt, steps)
+    net.train()
+    t0 = time.time()
+    for step in range(steps):
+        idx = rng.integers(0, len(crops), batch)
+        x = crops_to_tensor(crops[idx])
+        if rng.random() < 0.5:
+            x = x.flip(3)  # a mirrored face is still the same value
+        x = color_jitter(x, gen)
+        if rng.random() < 0.3:
+            x = F.avg_pool2d(x, 3, 1, 1)  # defocus
+        v = torch.from_numpy(values[idx])
+        q = torch.from_numpy(quality[idx])
+        logits_v, logits_q, _ = net(x)
+        loss_v = F.cross_entropy(logits_v, v, ignore_index=-1, label_smoothing=0.02)
+        loss_q = F.cross_entropy(logits_q, q)
+        loss = loss_v + loss_q
+        opt.zero_grad()
+        loss.backward()
+        opt.step()
+        sched.step()
+        if step % 200 == 0 or step == steps - 1:
+            with torch.no_grad():
+                ok = v >= 0
+                acc = (logits_v.argmax(1)[ok] == v[ok]).float().mean().item() if ok.any() else 0
+            log(f"classifier step {step}/{steps} loss {loss.item():.3f} value-acc {acc:.3f} "
+                f"{time.time() - t0:.0f}s")
+    return net.eval()
+
+
+# ---------------------------------------------------------------------------------------
+# Export
+# ---------------------------------------------------------------------------------------
+
+
+def export(net: torch.nn.Module, dummy: torch.Tensor, out: Path, inputs: list[str],
+           outputs: list[str], dynamic: dict[str, dict[int, str]],
+           meta: dict[str, str]) -> None:
+    import onnx
+
+    out.parent.mkdir(parents=True, exist_ok=True)
+    torch.onnx.export(net, (dummy,), str(out), input_names=inputs, output_names=outputs,
+                      dynamic_axes=dynamic, opset_version=17, dynamo=False)
+    model = onnx.load(str(out))
+    for key, value in meta.items():
+        entry = model.metadata_props.add()
+        entry.key, entry.value = key, value
+    onnx.save(model, str(out))
+    log(f"wrote {out} ({out.stat().st_size / 1e6:.2f} MB)")
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("model", choices=["detector", "classifier"])
+    ap.add_argument("--data", type=Path, nargs="+", default=[])
+    ap.add_argument("--real", default=None, help="real split to add (Train; never Valid)")
+    ap.add_argument("--out", type=Path, required=True)
+    ap.add_argument("--steps", type=int, default=3000)
+    ap.add_argument("--batch", type=int, default=32)
+    ap.add_argument("--seed", type=int, default=1)
+    ap.add_argument("--threads", type=int, default=2)
+    args = ap.parse_args(argv)
+    if args.real == "Valid":
+        ap.error("the real Valid split is for evaluation only")
+    torch.set_num_threads(args.threads)
+    cv2.setNumThreads(1)
+    scenes = iter_scenes(args.data, args.real)
+    info = {"seed": str(args.seed), "steps": str(args.steps),
+            "data": json.dumps([str(d) for d in args.data] + ([f"real:{args.real}"]
+                               if args.real else []))}
+    if args.model == "detector":
+        samples = detector_samples(scenes)
+        log(f"{len(samples)} scenes, {sum(len(s.centers) for s in samples)} dice")
+        net = train_detector(samples, args.steps, args.batch, crop=160, seed=args.seed)
+        export(net, torch.zeros(1, 3, 288, DETECTOR_LONG_SIDE), args.out, ["image"], ["out"],
+               {"image": {2: "height", 3: "width"}},
+               {**info, "long_side": str(DETECTOR_LONG_SIDE), "stride": str(DETECTOR_STRIDE)})
+    else:
+        rng = np.random.default_rng(args.seed)
+        crops, values, quality = classifier_crops(scenes, rng, per_synth_die=2,
+                                                  per_real_die=10, negatives_per_scene=2)
+        log(f"{len(crops)} crops ({int((values >= 0).sum())} with a value)")
+        net = train_classifier(crops, values, quality, args.steps, args.batch * 4, args.seed)
+        export(net, torch.zeros(2, 3, CROP_SIZE, CROP_SIZE), args.out, ["crops"],
+               ["value", "quality", "embedding"], {"crops": {0: "n"}},
+               {**info, "faces": json.dumps(FACES), "quality": json.dumps(QUALITY),
+                "embed_dim": str(EMBED_DIM), "crop_size": str(CROP_SIZE)})
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,229 @@
+"""Tests of the synthetic dice renderer (vision.synth)."""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+from pathlib import Path
+
+import cv2
+import numpy as np
+import pytest
+
+from vision.reading import ANIMALS, load_labels
+from vision.synth import (
+    FACE_NORMALS,
+    Camera,
+    CameraModel,
+    Die,
+    DieStyle,
+    Lighting,
+    Photo,
+    Scene,
+    Surface,
+    Table,
+    die_pose,
+    random_scene,
+    render,
+)
+from vision.synth.__main__ import main as cli_main
+
+SMALL = (320, 240)
+PLAIN = DieStyle(body=(0.95, 0.95, 0.95), pip=(0.05, 0.05, 0.05), engraved=False,
+                 gloss=0.0, pip_radius=0.09, corner=0.1)
+
+
+def _topdown_scene(dice: tuple[Die, ...], **cam: object) -> Scene:
+    camera = Camera(**{"width": 400, "height": 300, "focal_px": 600.0, "tilt_deg": 0.0,
+                       "yaw_deg": 0.0, "distance_mm": 200.0, **cam})  # type: ignore[arg-type]
+    return Scene(camera=camera, table=Table(Surface(kind="felt", color=(0.2, 0.45, 0.15))),
+                 lighting=Lighting(elevation_deg=80, ambient=0.6), photo=Photo(), dice=dice)
+
+
+def test_render_is_deterministic_per_seed() -> None:
+    for seed in (1, 2):
+        a = random_scene(np.random.default_rng(seed), "mixed", resolution=SMALL)
+        b = random_scene(np.random.default_rng(seed), "mixed", resolution=SMALL)
+        assert a == b
+        img_a, lab_a = render(a)
+        img_b, lab_b = render(b)
+        assert np.array_equal(img_a, img_b)
+        assert lab_a == lab_b
+    c = random_scene(np.random.default_rng(3), "mixed", resolution=SMALL)
+    assert c != a
+
+
+def test_image_and_label_format() -> None:
+    scene = random_scene(np.random.default_rng(4), "pips", resolution=(640, 480))
+    img, label = render(scene)
+    assert img.dtype == np.uint8 and img.shape == (480, 640, 3)
+    assert (label.width, label.height) == (640, 480)
+    json.dumps(label.to_json())
+
+
+@pytest.mark.parametrize("seed", [5, 6, 7])
+def test_boxes_inside_image_and_on_the_dice(seed: int) -> None:
+    scene = random_scene(np.random.default_rng(seed), "mixed", resolution=SMALL, clean=True,
+                         hand=False, cup=False, die_px=40)
+    _, label = render(scene)
+    # same geometry with loud magenta dice, so that every die pixel differs from the table
+    loud = tuple(dataclasses.replace(d, style=dataclasses.replace(
+        d.style, body=(0.9, 0.0, 0.9), finish="plain", opacity=1.0)) for d in scene.dice)
+    img, label_loud = render(dataclasses.replace(scene, dice=loud))
+    assert label_loud == label
+    empty, _ = render(dataclasses.replace(scene, dice=()))
+    assert label.dice
+    h, w = img.shape[:2]
+    for d in label.dice:
+        x0, y0, x1, y1 = d.box
+        assert 0 <= x0 < x1 <= w and 0 <= y0 < y1 <= h
+        inside = np.abs(img[int(y0):int(y1), int(x0):int(x1)].astype(int)
+                        - empty[int(y0):int(y1), int(x0):int(x1)].astype(int)).sum(axis=2)
+        assert (inside > 40).mean() > 0.4, "the box should mostly cover the rendered die"
+        if d.flag is None:
+            cx, cy = d.center
+            assert x0 <= cx <= x1 and y0 <= cy <= y1
+    # nothing changes far away from the dice (apart from soft shadows)
+    mask = np.ones((h, w), bool)
+    for d in label.dice:
+        x0, y0, x1, y1 = (int(v) for v in d.box)
+        pad = 2 * (x1 - x0)  # long shadows under a low light
+        mask[max(0, y0 - pad):y1 + pad, max(0, x0 - pad):x1 + pad] = False
+    if mask.any():
+        assert np.abs(img.astype(int) - empty.astype(int))[mask].max() <= 2
+
+
+def _count_pips(img: np.ndarray, box: tuple[float, ...]) -> int:
+    x0, y0, x1, y1 = (int(round(v)) for v in box)
+    gray = cv2.cvtColor(img[y0:y1, x0:x1], cv2.COLOR_BGR2GRAY)
+    face = cv2.threshold(gray, 150, 255, cv2.THRESH_BINARY)[1]  # the white die face
+    face = cv2.erode(face, np.ones((3, 3), np.uint8))
+    n, labels, stats, _ = cv2.connectedComponentsWithStats(255 - face)
+    # dark blobs that do not touch the box border are pips
+    count = 0
+    for i in range(1, n):
+        x, y, bw, bh, area = stats[i]
+        if x > 0 and y > 0 and x + bw < face.shape[1] and y + bh < face.shape[0] and area > 8:
+            count += 1
+    return count
+
+
+@pytest.mark.parametrize("value", [1, 2, 3, 4, 5, 6])
+def test_topdown_die_center_value_and_pips(value: int) -> None:
+    x, y, size = 12.0, -8.0, 16.0
+    scene = _topdown_scene((Die(value, x, y, yaw_deg=17.0, size_mm=size, style=PLAIN),))
+    img, label = render(scene)
+    assert len(label.dice) == 1
+    d = label.dice[0]
+    assert d.value == value and d.flag is None
+    cam = scene.camera
+    zc = cam.distance_mm - size  # depth of the top face
+    u = (cam.width - 1) / 2 + cam.focal_px * x / zc
+    v = (cam.height - 1) / 2 - cam.focal_px * y / zc  # image down = table -y
+    assert d.center == pytest.approx((u, v), abs=0.05)
+    # the box hugs the die: edge ~ f * size / depth, rotated by 17 degrees
+    side = cam.focal_px * size / zc * (np.cos(np.radians(17)) + np.sin(np.radians(17)))
+    assert d.box[2] - d.box[0] == pytest.approx(side, rel=0.08)
+    assert _count_pips(img, d.box) == value
+
+
+def test_opposite_faces_sum_to_seven() -> None:
+    for f in range(6):
+        g = int(np.argmin(FACE_NORMALS @ FACE_NORMALS[f]))
+        assert np.allclose(FACE_NORMALS[g], -FACE_NORMALS[f])
+        assert (f + 1) + (g + 1) == 7
+    rng = np.random.default_rng(0)
+    for _ in range(50):
+        die = Die(int(rng.integers(1, 7)), 0, 0, yaw_deg=float(rng.uniform(0, 360)),
+                  tilt_deg=float(rng.uniform(0, 40)), tilt_dir_deg=float(rng.uniform(0, 360)))
+        pose = die_pose(die)
+        top = pose.top_face()
+        bottom = int(np.argmin(pose.normals[:, 2]))
+        assert top + 1 == die.value and top + bottom + 2 == 7
+        assert abs(float(pose.vertices()[:, 2].min())) < 1e-9  # resting on the table
+
+
+def test_every_value_and_animal_is_reachable() -> None:
+    pips: set[object] = set()
+    animals: set[object] = set()
+    for i in range(12):
+        for kind, seen in (("pips", pips), ("animals", animals)):
+            s = random_scene(np.random.default_rng([9, i]), kind, resolution=SMALL, n_dice=7)
+            seen.update(d.value for d in s.dice)
+    assert pips == {1, 2, 3, 4, 5, 6}
+    assert animals == set(ANIMALS)
+    # and labels of rendered animal dice carry the animal names
+    s = random_scene(np.random.default_rng(10), "animals", resolution=SMALL, die_px=40,
+                     hand=False, cup=False)
+    _, label = render(s)
+    assert label.dice and all(d.value in ANIMALS for d in label.dice)
+
+
+def test_flags_stacked_tilted_cut() -> None:
+    style = PLAIN
+    scene = _topdown_scene((), tilt_deg=20.0, distance_mm=330.0)
+    edge = CameraModel(scene.camera).unproject_to_plane(np.array([[200.0, 0.0]]), 8.0)[0]
+    dice = (Die(3, 0, 0, 10, 16, style), Die(5, 1, 1, 40, 16, style, z_mm=16.0),
+            Die(2, 40, 0, 0, 16, style, tilt_deg=25, tilt_dir_deg=0.0),
+            Die(6, float(edge[0]), float(edge[1]), 0, 16, style))
+    scene = dataclasses.replace(scene, dice=dice)
+    _, label = render(scene)
+    by_value = {d.value: d for d in label.dice}
+    assert by_value[5].flag == "stacked"
+    assert by_value[3].flag == "unreadable"  # its top face is under the stacked die
+    assert by_value[2].flag == "tilted"
+    assert by_value[6].flag == "cut"
+    assert by_value[6].box[1] == 0
+
+
+def test_hand_hides_a_die() -> None:
+    from vision.synth import Occluder
+
+    dice = (Die(4, 0, 0, 0, 16, PLAIN), Die(1, 50, 0, 0, 16, PLAIN))
+    hand = Occluder("hand", 5, 0, yaw_deg=90, size_mm=80, height_mm=30)
+    _, label = render(dataclasses.replace(_topdown_scene(dice, distance_mm=300.0),
+                                          occluders=(hand,)))
+    assert [d.value for d in label.dice] == [1]
+
+
+def test_cli_writes_images_and_labels(tmp_path: Path) -> None:
+    out = tmp_path / "ds"
+    cli_main(["--out", str(out), "--count", "3", "--seed", "11", "--kind", "mixed",
+              "--resolution", "320x240"])
+    labels = load_labels(out)
+    assert [lb.image for lb in labels] == ["000000.jpg", "000001.jpg", "000002.jpg"]
+    for lb in labels:
+        img = cv2.imread(str(out / lb.image))
+        assert img is not None and img.shape[:2] == (lb.height, lb.width)
+    first = (out / "labels.jsonl").read_text()
+    cli_main(["--out", str(tmp_path / "again"), "--count", "3", "--seed", "11",
+              "--kind", "mixed", "--workers", "2", "--resolution", "320x240"])
+    assert (tmp_path / "again" / "labels.jsonl").read_text() == first
+
+
+def test_animal_art_on_the_top_face() -> None:
+    sheet = cv2.imread(str(Path(__file__).resolve().parents[1] / "vision" / "assets"
+                           / "animals.png"), cv2.IMREAD_UNCHANGED)
+    assert sheet is not None and sheet.shape == (128, 128 * 6, 4)
+    style = DieStyle(kind="animals", body=(0.95, 0.95, 0.95), gloss=0.0, art_scale=0.85,
+                     corner=0.08)
+    white = np.full((128, 128, 3), 242.0)
+    refs = []
+    for i in range(6):
+        cell = sheet[:, i * 128:(i + 1) * 128].astype(float)
+        a = cell[..., 3:] / 255
+        refs.append(cv2.resize(cell[..., :3] * a + white * (1 - a), (48, 48)))
+    for i, name in enumerate(ANIMALS):
+        scene = _topdown_scene((Die(name, 0, 0, 0.0, 16.0, style),), distance_mm=120.0)
+        scene = dataclasses.replace(scene, lighting=Lighting(elevation_deg=90, ambient=0.9))
+        img, label = render(scene)
+        assert label.dice[0].value == name
+        x0, y0, x1, y1 = (int(v) for v in label.dice[0].box)
+        m = (x1 - x0) * 0.075  # art_scale 0.85 of the face
+        crop = img[int(y0 + m):int(y1 - m), int(x0 + m):int(x1 - m)].astype(float)
+        crop = cv2.resize(crop, (48, 48))
+        crop *= 242.0 / np.percentile(crop, 95)
+        # the art may be turned by quarter turns (the side faces rotated up)
+        errors = [min(float(np.abs(np.rot90(crop, k) - r).mean()) for k in range(4))
+                  for r in refs]
+        assert int(np.argmin(errors)) == i, errors

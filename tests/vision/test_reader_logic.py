@@ -1,0 +1,175 @@
+"""The reader's own logic with stand-in networks: crops, heatmap decoding, the judge."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from vision.classifier import FACES, QUALITY, FaceScores
+from vision.detector import Candidate, decode, suppress
+from vision.preprocess import DETECTOR_STRIDE, crop_die, detector_input
+from vision.reader import Reader
+from vision.teach import DiceSet, DiceSetError, check_name, load_dice_set
+
+
+class FixedDetector:
+    def __init__(self, candidates: list[Candidate]) -> None:
+        self.candidates = candidates
+
+    def detect(self, frame_bgr: np.ndarray) -> list[Candidate]:
+        return self.candidates
+
+
+class FixedClassifier:
+    """Returns given value/quality probabilities, one row per crop."""
+
+    def __init__(self, value: list[list[float]], quality: list[list[float]]) -> None:
+        self.value = np.array(value, float)
+        self.quality = np.array(quality, float)
+
+    def classify(self, crops: list[np.ndarray]) -> FaceScores:
+        n = len(crops)
+        emb = np.eye(n, 8)
+        return FaceScores(self.value[:n], self.quality[:n], emb)
+
+
+def one_hot(face: object, p: float = 0.99) -> list[float]:
+    row = [(1 - p) / (len(FACES) - 1)] * len(FACES)
+    row[FACES.index(face)] = p
+    return row
+
+
+def quality(**probs: float) -> list[float]:
+    row = [probs.get(q, 0.0) for q in QUALITY]
+    row[0] = 1 - sum(row[1:])
+    return row
+
+
+def cand(x: float, y: float, size: float = 40, score: float = 0.9) -> Candidate:
+    return Candidate(x, y, (x - size / 2, y - size / 2, x + size / 2, y + size / 2), score)
+
+
+FRAME = np.full((480, 640, 3), 90, np.uint8)
+
+
+def test_detector_input_keeps_aspect_and_pads_to_32() -> None:
+    x, scale = detector_input(np.zeros((600, 800, 3), np.uint8))
+    assert x.shape == (1, 3, 288, 384) and scale == pytest.approx(0.48)
+    x, scale = detector_input(np.zeros((540, 960, 3), np.uint8))
+    assert x.shape[2] % 32 == 0 and x.shape[3] == 384
+
+
+def test_crop_is_centred_on_the_die() -> None:
+    frame = np.zeros((200, 200, 3), np.uint8)
+    frame[90:110, 130:150] = 255  # a bright square centred at (140, 100)
+    crop = crop_die(frame, 140, 100, 20)
+    ys, xs = np.nonzero(crop[:, :, 0] > 128)
+    assert abs(xs.mean() - 31.5) < 1.5 and abs(ys.mean() - 31.5) < 1.5
+
+
+def test_crop_at_the_frame_edge_still_has_full_size() -> None:
+    crop = crop_die(FRAME, 2, 2, 50)
+    assert crop.shape == (64, 64, 3)
+
+
+def test_decode_finds_peaks_and_sizes() -> None:
+    out = np.zeros((5, 72, 96), np.float32)
+    out[0, 20, 30] = 0.9
+    out[1, 20, 30], out[2, 20, 30] = 0.5, 0.25
+    out[3, 20, 30], out[4, 20, 30] = np.log(40), np.log(20)
+    out[0, 50, 60] = 0.2  # below the threshold
+    (found,) = decode(out, scale=0.5, threshold=0.3, width=800, height=600)
+    assert found.x == pytest.approx((30.5) * DETECTOR_STRIDE / 0.5)
+    assert found.y == pytest.approx((20.25) * DETECTOR_STRIDE / 0.5)
+    assert found.box[2] - found.box[0] == pytest.approx(80)
+    assert found.box[3] - found.box[1] == pytest.approx(40)
+
+
+def test_suppress_keeps_touching_dice_but_not_double_peaks() -> None:
+    a, b = cand(100, 100, score=0.9), cand(140, 100, score=0.8)  # touching: 1 size apart
+    dup = cand(108, 100, score=0.5)  # same die
+    assert suppress([dup, b, a]) == [a, b]
+
+
+def test_judge_values_confidence_and_order() -> None:
+    reader = Reader(FixedDetector([cand(300, 200), cand(100, 200)]),
+                    FixedClassifier([one_hot(5), one_hot(2)], [quality(), quality()]))
+    reading = reader.read(FRAME)
+    assert [d.value for d in reading.dice] == [2, 5]  # left to right
+    assert all(d.flag is None and d.confidence > 0.98 for d in reading.dice)
+    assert reading.warnings == ()
+
+
+@pytest.mark.parametrize(
+    ("candidate", "value", "qual", "flag"),
+    [
+        (cand(300, 200), one_hot(3), quality(tilted=0.8), "tilted"),
+        (cand(300, 200), one_hot(3), quality(stacked=0.7), "stacked"),
+        (cand(5, 200), one_hot(3), quality(), "cut"),
+        (cand(300, 470), one_hot(3), quality(), "cut"),
+        (cand(300, 200), one_hot(3, 0.4), quality(), "unreadable"),
+    ],
+)
+def test_judge_flags(candidate: Candidate, value: list[float], qual: list[float],
+                     flag: str) -> None:
+    reader = Reader(FixedDetector([candidate]), FixedClassifier([value], [qual]))
+    (die,) = reader.read(FRAME).dice
+    assert die.flag == flag
+
+
+def test_judge_drops_what_is_not_a_die_and_warns_on_count() -> None:
+    reader = Reader(FixedDetector([cand(100, 100), cand(300, 100)]),
+                    FixedClassifier([one_hot(4), one_hot(4)], [quality(), quality(no_die=0.9)]),
+                    expected=5)
+    reading = reader.read(FRAME)
+    assert len(reading.dice) == 1
+    assert reading.warnings == ("found 1 dice, expected 5",)
+
+
+def test_auto_dice_set_decides_for_the_whole_frame() -> None:
+    mostly_animal = [0.0] * 12
+    mostly_animal[FACES.index("cat")] = 0.6
+    mostly_animal[FACES.index(6)] = 0.4
+    reader = Reader(FixedDetector([cand(100, 100), cand(300, 100)]),
+                    FixedClassifier([one_hot("dog"), mostly_animal], [quality(), quality()]))
+    assert [d.value for d in reader.read(FRAME).dice] == ["dog", "cat"]
+    pips = Reader(FixedDetector([cand(100, 100)]),
+                  FixedClassifier([mostly_animal], [quality()]), dice_set="pips")
+    assert pips.read(FRAME).dice[0].value == 6
+
+
+def test_reader_refuses_a_broken_frame_and_an_unknown_set() -> None:
+    reader = Reader(FixedDetector([]), FixedClassifier([], []))
+    with pytest.raises(ValueError, match="not a colour image"):
+        reader.read(np.zeros((10, 10), np.uint8))
+    with pytest.raises(ValueError, match="unknown dice set"):
+        Reader(FixedDetector([]), FixedClassifier([], []), dice_set="dominoes")
+
+
+def test_taught_set_nearest_neighbour_and_storage(tmp_path: Path) -> None:
+    rng = np.random.default_rng(0)
+    centres = {v: rng.normal(size=16) for v in ("duck", "lion", "cat")}
+    labels, rows = [], []
+    for value, c in centres.items():
+        for _ in range(10):
+            e = c + 0.1 * rng.normal(size=16)
+            rows.append(e / np.linalg.norm(e))
+            labels.append(value)
+    taught = DiceSet("zoo", labels, np.array(rows, np.float32))
+    query = np.array([centres["lion"], centres["cat"]])
+    query /= np.linalg.norm(query, axis=1, keepdims=True)
+    values, probs = taught.values(query)
+    assert values == ["lion", "cat"] and all(probs > 0.9)
+    taught.save(tmp_path)
+    again = load_dice_set(tmp_path, "zoo")
+    assert again.labels == labels and np.allclose(again.embeddings, taught.embeddings)
+    with pytest.raises(DiceSetError, match="no dice set 'farm'"):
+        load_dice_set(tmp_path, "farm")
+    (tmp_path / "dice-sets" / "broken.npz").write_bytes(b"not a zip")
+    with pytest.raises(DiceSetError, match="damaged"):
+        load_dice_set(tmp_path, "broken")
+    for bad in ("pips", "../x", ""):
+        with pytest.raises(DiceSetError):
+            check_name(bad)

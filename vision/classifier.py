@@ -1,0 +1,51 @@
+"""Stage 2: read each die's top face from a crop centred on it.
+
+The network gives the value (six pip counts, six animals), the crop's quality (ok, tilted,
+stacked, no die) and an embedding used by taught dice sets.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+from vision.models import CLASSIFIER_PATH, metadata, open_session
+from vision.preprocess import crops_tensor
+from vision.reading import ANIMALS, PIP_VALUES, DieValue
+
+FACES: tuple[DieValue, ...] = PIP_VALUES + ANIMALS
+QUALITY: tuple[str, ...] = ("ok", "tilted", "stacked", "no_die")
+
+
+@dataclass(frozen=True)
+class FaceScores:
+    """Per crop: value probabilities (over FACES), quality probabilities, embedding."""
+
+    value: np.ndarray  # N x 12
+    quality: np.ndarray  # N x 4
+    embedding: np.ndarray  # N x D, unit length
+
+
+def softmax(logits: np.ndarray) -> np.ndarray:
+    z = logits - logits.max(axis=1, keepdims=True)
+    e = np.exp(z)
+    return e / e.sum(axis=1, keepdims=True)
+
+
+class OnnxClassifier:
+    def __init__(self, path: Path = CLASSIFIER_PATH, threads: int = 1) -> None:
+        self.session = open_session(path, threads)
+        meta = metadata(self.session)
+        faces = json.loads(meta.get("faces", "[]"))
+        if [str(f) for f in FACES] != faces:
+            raise ValueError(f"{path}: model faces {faces} do not match {FACES}")
+
+    def classify(self, crops: list[np.ndarray]) -> FaceScores:
+        if not crops:
+            return FaceScores(np.zeros((0, len(FACES))), np.zeros((0, len(QUALITY))),
+                              np.zeros((0, 64)))
+        value, quality, embedding = self.session.run(None, {"crops": crops_tensor(crops)})
+        return FaceScores(softmax(value), softmax(quality), embedding)

@@ -1,0 +1,63 @@
+"""Turning frames into model inputs. Training (models/) and reading (vision/) both use
+exactly these functions, so what the models learned is what they are shown."""
+
+from __future__ import annotations
+
+import cv2
+import numpy as np
+
+#: The detector sees frames scaled so that their longer side is this many pixels.
+DETECTOR_LONG_SIDE = 384
+#: The detector's output grid is this many input pixels per cell.
+DETECTOR_STRIDE = 4
+#: Side of the square die crop the classifier reads.
+CROP_SIZE = 64
+#: A crop spans this many times the die's body size, centred on its top face.
+CROP_SCALE = 1.15
+
+
+def detector_scale(width: int, height: int, long_side: int = DETECTOR_LONG_SIDE) -> float:
+    return long_side / max(width, height)
+
+
+def detector_input(frame_bgr: np.ndarray, long_side: int = DETECTOR_LONG_SIDE
+                   ) -> tuple[np.ndarray, float]:
+    """Resize (keeping the aspect), pad to a multiple of 32, and return NCHW float32 with
+    the scale from frame pixels to input pixels."""
+    h, w = frame_bgr.shape[:2]
+    scale = detector_scale(w, h, long_side)
+    nw, nh = max(32, round(w * scale)), max(32, round(h * scale))
+    small = cv2.resize(frame_bgr, (nw, nh), interpolation=cv2.INTER_AREA)
+    ph, pw = -nh % 32, -nw % 32
+    if ph or pw:
+        small = cv2.copyMakeBorder(small, 0, ph, 0, pw, cv2.BORDER_REPLICATE)
+    return to_tensor(small), scale
+
+
+def to_tensor(image_bgr: np.ndarray) -> np.ndarray:
+    """BGR uint8 HxWx3 → RGB float32 1x3xHxW in [-0.5, 0.5]."""
+    rgb = image_bgr[:, :, ::-1].astype(np.float32) * (1.0 / 255.0) - 0.5
+    return np.ascontiguousarray(rgb.transpose(2, 0, 1)[None])
+
+
+def crop_die(frame_bgr: np.ndarray, cx: float, cy: float, size: float,
+             out: int = CROP_SIZE, angle: float = 0.0) -> np.ndarray:
+    """A square crop of side `size * CROP_SCALE` centred on (cx, cy), resized to `out`.
+
+    Pixels outside the frame repeat the border, so a die at the edge still gives a crop.
+    """
+    side = max(4.0, size * CROP_SCALE)
+    k = out / side
+    m = cv2.getRotationMatrix2D((cx, cy), angle, k)
+    m[0, 2] += out / 2 - cx
+    m[1, 2] += out / 2 - cy
+    interp = cv2.INTER_AREA if k < 1 else cv2.INTER_LINEAR
+    return cv2.warpAffine(frame_bgr, m, (out, out), flags=interp,
+                          borderMode=cv2.BORDER_REPLICATE)
+
+
+def crops_tensor(crops: list[np.ndarray]) -> np.ndarray:
+    """Stack die crops into the classifier's NCHW float32 batch."""
+    if not crops:
+        return np.zeros((0, 3, CROP_SIZE, CROP_SIZE), np.float32)
+    return np.concatenate([to_tensor(c) for c in crops], axis=0)

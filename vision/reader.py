@@ -1,0 +1,148 @@
+"""The dice reader: find dice → read each top face → judge what can be trusted.
+
+    reader = Reader.default()          # the shipped ONNX models
+    reading = reader.read(frame_bgr)   # Reading(dice=(DieReading, ...), warnings=(...))
+
+Stage 3, the judge, turns the networks' probabilities into one value, a confidence and a
+flag per die. A die is flagged (and must be confirmed at the table) when it is tilted or
+stacked, cut by the frame edge, or its face cannot be read with confidence.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Protocol
+
+import numpy as np
+
+from vision.classifier import FACES, QUALITY, FaceScores, OnnxClassifier
+from vision.detector import Candidate, Detector, OnnxDetector
+from vision.preprocess import crop_die
+from vision.reading import ANIMALS, PIP_VALUES, DieReading, DieValue, Reading
+
+DICE_SETS_BUILTIN = ("auto", "pips", "animals")
+
+
+class FaceModel(Protocol):
+    def classify(self, crops: list[np.ndarray]) -> FaceScores: ...
+
+
+class TaughtSet(Protocol):
+    """A dice set learnt from photos (vision/teach.py): values from embeddings."""
+
+    name: str
+
+    def values(self, embeddings: np.ndarray) -> tuple[list[DieValue], np.ndarray]: ...
+
+
+@dataclass(frozen=True)
+class JudgeConfig:
+    #: Below this value probability a die is flagged "unreadable".
+    min_confidence: float = 0.6
+    #: Above this "no die" probability a candidate is dropped as not a die.
+    drop_no_die: float = 0.6
+    #: Above this probability a die is flagged tilted / stacked.
+    flag_quality: float = 0.5
+    #: A die whose top-face centre is closer to the frame edge than this share of its size
+    #: is flagged "cut".
+    edge_margin: float = 0.3
+
+
+class Reader:
+    """Detector + face classifier + judge. `dice_set`: "auto", "pips", "animals" or a
+    taught set."""
+
+    def __init__(self, detector: Detector, classifier: FaceModel,
+                 dice_set: str | TaughtSet = "auto", judge: JudgeConfig | None = None,
+                 expected: int | None = None) -> None:
+        if isinstance(dice_set, str) and dice_set not in DICE_SETS_BUILTIN:
+            raise ValueError(f"unknown dice set {dice_set!r} "
+                             f"(built in: {', '.join(DICE_SETS_BUILTIN)})")
+        self.detector = detector
+        self.classifier = classifier
+        self.dice_set = dice_set
+        self.judge = judge or JudgeConfig()
+        self.expected = expected
+
+    @classmethod
+    def default(cls, dice_set: str | TaughtSet = "auto", expected: int | None = None,
+                threads: int = 1) -> Reader:
+        return cls(OnnxDetector(threads=threads), OnnxClassifier(threads=threads),
+                   dice_set, expected=expected)
+
+    def read(self, frame_bgr: np.ndarray) -> Reading:
+        if frame_bgr is None or frame_bgr.ndim != 3 or frame_bgr.shape[2] != 3 \
+                or min(frame_bgr.shape[:2]) < 16:
+            raise ValueError("not a colour image")
+        candidates = self.detector.detect(frame_bgr)
+        crops = [crop_die(frame_bgr, c.x, c.y, c.size) for c in candidates]
+        scores = self.classifier.classify(crops)
+        return self._judge(frame_bgr.shape[1], frame_bgr.shape[0], candidates, scores)
+
+    # ---- stage 3 --------------------------------------------------------------------
+
+    def _values(self, scores: FaceScores) -> tuple[list[DieValue], np.ndarray]:
+        """The value of every crop and its probability, within the dice set."""
+        if not isinstance(self.dice_set, str):
+            return self.dice_set.values(scores.embedding)
+        p = scores.value
+        n_pips = len(PIP_VALUES)
+        if self.dice_set == "pips":
+            use = slice(0, n_pips)
+        elif self.dice_set == "animals":
+            use = slice(n_pips, len(FACES))
+        else:
+            # A table plays with one kind of dice: decide for the whole frame.
+            pips = float(p[:, :n_pips].sum())
+            use = slice(0, n_pips) if pips >= float(p[:, n_pips:].sum()) else \
+                slice(n_pips, len(FACES))
+        sub = p[:, use]
+        sub = sub / np.maximum(sub.sum(axis=1, keepdims=True), 1e-9)
+        faces = FACES[use]
+        best = sub.argmax(axis=1)
+        return [faces[int(i)] for i in best], sub[np.arange(len(best)), best]
+
+    def _judge(self, width: int, height: int, candidates: list[Candidate],
+               scores: FaceScores) -> Reading:
+        cfg = self.judge
+        values, probs = self._values(scores) if candidates else ([], np.zeros(0))
+        q = scores.quality
+        no_die, tilted, stacked = (QUALITY.index(k) for k in ("no_die", "tilted", "stacked"))
+        dice: list[DieReading] = []
+        for i, cand in enumerate(candidates):
+            if q[i, no_die] > cfg.drop_no_die:
+                continue
+            confidence = float(probs[i] * (1.0 - q[i, no_die]))
+            margin = cfg.edge_margin * cand.size
+            flag: str | None = None
+            if q[i, stacked] > cfg.flag_quality:
+                flag = "stacked"
+            elif q[i, tilted] > cfg.flag_quality:
+                flag = "tilted"
+            elif (cand.x < margin or cand.y < margin or cand.x > width - margin
+                  or cand.y > height - margin):
+                flag = "cut"
+            elif confidence < cfg.min_confidence:
+                flag = "unreadable"
+            x0, y0, x1, y1 = cand.box
+            box = (max(0, round(x0)), max(0, round(y0)), min(width, round(x1)),
+                   min(height, round(y1)))
+            dice.append(DieReading(values[i], confidence, cand.x, cand.y, box, flag))
+        dice.sort(key=lambda d: (d.x, d.y))
+        return Reading(tuple(dice), tuple(self._warnings(dice)))
+
+    def _warnings(self, dice: list[DieReading]) -> list[str]:
+        warnings = []
+        if not dice:
+            warnings.append("no dice found")
+        elif self.expected is not None and len(dice) != self.expected:
+            warnings.append(f"found {len(dice)} dice, expected {self.expected}")
+        flagged = [d for d in dice if d.flag]
+        if flagged:
+            kinds = sorted({d.flag for d in flagged if d.flag})
+            warnings.append(f"{len(flagged)} of {len(dice)} dice need a look ({', '.join(kinds)})")
+        return warnings
+
+
+def is_animal(value: DieValue | None) -> bool:
+    return value in ANIMALS
