@@ -1,4 +1,4 @@
-"""Build-time script: render the six Kniffel-Kids animals into `vision/assets/animals.png`.
+"""Build-time script: render the animal art sheets into `vision/assets/<set>.png`.
 
 The art comes from Debian's Noto Color Emoji font (package fonts-noto-color-emoji,
 SIL Open Font License 1.1).  The run-time renderer (`vision/synth/`) only loads the
@@ -6,8 +6,10 @@ resulting PNG with OpenCV; Pillow is needed here only.
 
     python models/make_animal_art.py [--font /usr/share/fonts/truetype/noto/NotoColorEmoji.ttf]
 
-The sheet is one row of 6 RGBA cells of CELL x CELL pixels in the order of
-`vision.reading.ANIMALS` (duck, lion, mouse, cat, dog, elephant).
+Each sheet is one row of 6 RGBA cells of CELL x CELL pixels in the order of
+`vision.synth.model.ART_SETS`: `animals` are the Kniffel Kids faces (duck, lion, mouse, cat,
+dog, elephant) that the models learn; `farm` (frog, pig, monkey, chicken, rabbit, bear) is
+never trained on and stands for an unseen dice set in the teach evaluation.
 """
 
 from __future__ import annotations
@@ -30,8 +32,17 @@ EMOJI: dict[str, str] = {
     "cat": "\U0001F431",       # 🐱 cat face
     "dog": "\U0001F436",       # 🐶 dog face
     "elephant": "\U0001F418",  # 🐘
+    "frog": "\U0001F438",      # 🐸 frog face
+    "pig": "\U0001F437",       # 🐷 pig face
+    "monkey": "\U0001F435",    # 🐵 monkey face
+    "chicken": "\U0001F414",   # 🐔
+    "rabbit": "\U0001F430",    # 🐰 rabbit face
+    "bear": "\U0001F43B",      # 🐻 bear face
 }
-ORDER = ("duck", "lion", "mouse", "cat", "dog", "elephant")
+SETS: dict[str, tuple[str, ...]] = {
+    "animals": ("duck", "lion", "mouse", "cat", "dog", "elephant"),
+    "farm": ("frog", "pig", "monkey", "chicken", "rabbit", "bear"),
+}
 
 
 def render_glyph(font: ImageFont.FreeTypeFont, char: str) -> Image.Image:
@@ -62,6 +73,7 @@ def font_version() -> str:
 
 LICENSE_TEXT = """\
 vision/assets/animals.png - animal art of the Kniffel Kids dice used by vision/synth/
+vision/assets/farm.png - six other animals, only for the teach evaluation (an unseen set)
 
 Source: Noto Color Emoji (Google), file {font}
         as shipped by Debian package fonts-noto-color-emoji, version {version}
@@ -157,19 +169,20 @@ def main() -> None:
     args = ap.parse_args()
     # Noto Color Emoji is a bitmap (CBDT) font that only exists at size 109.
     font = ImageFont.truetype(str(args.font), 109)
-    sheet = Image.new("RGBA", (CELL * len(ORDER), CELL), (0, 0, 0, 0))
-    for i, name in enumerate(ORDER):
-        sheet.paste(render_glyph(font, EMOJI[name]), (i * CELL, 0))
-    # Fully transparent pixels carry no colour: zero them so the PNG compresses well.
-    arr = np.array(sheet)
-    arr[arr[..., 3] == 0] = 0
     args.out.mkdir(parents=True, exist_ok=True)
-    Image.fromarray(arr, "RGBA").save(args.out / "animals.png", optimize=True)
-    glyphs = ", ".join(f"{n} U+{ord(EMOJI[n]):04X}" for n in ORDER)
+    for set_name, order in SETS.items():
+        sheet = Image.new("RGBA", (CELL * len(order), CELL), (0, 0, 0, 0))
+        for i, name in enumerate(order):
+            sheet.paste(render_glyph(font, EMOJI[name]), (i * CELL, 0))
+        # Fully transparent pixels carry no colour: zero them so the PNG compresses well.
+        arr = np.array(sheet)
+        arr[arr[..., 3] == 0] = 0
+        Image.fromarray(arr, "RGBA").save(args.out / f"{set_name}.png", optimize=True)
+        print(f"wrote {args.out / f'{set_name}.png'} ({sheet.size[0]}x{sheet.size[1]})")
+    glyphs = ", ".join(f"{n} U+{ord(c):04X}" for n, c in EMOJI.items())
     (args.out / "ANIMALS-LICENSE.txt").write_text(
         LICENSE_TEXT.format(font=args.font, version=font_version(), glyphs=glyphs, cell=CELL),
         encoding="utf-8")
-    print(f"wrote {args.out / 'animals.png'} ({sheet.size[0]}x{sheet.size[1]})")
 
 
 if __name__ == "__main__":

@@ -227,3 +227,13 @@ def test_animal_art_on_the_top_face() -> None:
         errors = [min(float(np.abs(np.rot90(crop, k) - r).mean()) for k in range(4))
                   for r in refs]
         assert int(np.argmin(errors)) == i, errors
+
+
+def test_unseen_art_set_labels_its_own_face_names() -> None:
+    """The "farm" art (never trained on) renders and labels frog..bear, for teach tests."""
+    from vision.synth.model import ART_SETS
+
+    rng = np.random.default_rng(11)
+    scene = random_scene(rng, "animals", art="farm", n_dice=5, hand=False, cup=False)
+    _, label = render(scene)
+    assert label.dice and {d.value for d in label.dice} <= set(ART_SETS["farm"])

@@ -153,10 +153,10 @@ class CameraModel:
 
 def die_value_index(die: Die) -> int:
     """Face index (value - 1) of the face the die was set up with pointing up."""
-    from vision.reading import ANIMALS
+    from vision.synth.model import ART_SETS
 
     if isinstance(die.value, str):
-        return ANIMALS.index(die.value)
+        return ART_SETS[die.style.art].index(die.value)
     return int(die.value) - 1
 
 

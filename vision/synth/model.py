@@ -13,6 +13,15 @@ from vision.reading import DieValue
 BGR = tuple[float, float, float]
 
 
+#: Art sets for picture dice: sheet `vision/assets/<name>.png`, face names in sheet order.
+#: "animals" are the Kniffel Kids faces the models learn; "farm" is never used in training,
+#: it stands for a dice set the reader has never seen (the teach evaluation).
+ART_SETS: dict[str, tuple[str, ...]] = {
+    "animals": ("duck", "lion", "mouse", "cat", "dog", "elephant"),
+    "farm": ("frog", "pig", "monkey", "chicken", "rabbit", "bear"),
+}
+
+
 @dataclass(frozen=True)
 class Camera:
     """Pinhole camera looking at `target` on the table."""
@@ -121,6 +130,7 @@ class DieStyle:
     art_sat: float = 1.0
     art_mode: str = "color"  # color | posterize | outline | mono
     ink: BGR = (0.15, 0.12, 0.1)  # print colour for mono / outline art
+    art: str = "animals"  # which art set (ART_SETS) an animal die's faces come from
     seed: int = 0
 
 

@@ -9,10 +9,21 @@ from dataclasses import dataclass
 import cv2
 import numpy as np
 
-from vision.reading import ANIMALS, DieLabel, SceneLabel
+from vision.reading import DieLabel, SceneLabel
 
 from .geometry import CameraModel, DiePose, die_pose, painter_order, rot_z, shadow_points
-from .model import Camera, Die, Lighting, Occluder, Prop, Scene, Surface, Table, Tray
+from .model import (
+    ART_SETS,
+    Camera,
+    Die,
+    Lighting,
+    Occluder,
+    Prop,
+    Scene,
+    Surface,
+    Table,
+    Tray,
+)
 from .textures import (
     bevel_profile,
     face_texture,
@@ -839,7 +850,7 @@ TILT_FLAG_DEG = 7.0
 
 
 def _label_value(die: Die, face: int) -> int | str:
-    return ANIMALS[face] if die.style.kind == "animals" else face + 1
+    return ART_SETS[die.style.art][face] if die.style.kind == "animals" else face + 1
 
 
 def render(scene: Scene) -> tuple[np.ndarray, SceneLabel]:

@@ -8,8 +8,6 @@ from typing import Any
 
 import numpy as np
 
-from vision.reading import ANIMALS
-
 from .geometry import (
     CameraModel,
     DiePose,
@@ -20,6 +18,7 @@ from .geometry import (
     square_footprint,
 )
 from .model import (
+    ART_SETS,
     BGR,
     Camera,
     Die,
@@ -131,7 +130,7 @@ def random_pip_style(rng: np.random.Generator) -> DieStyle:
         seed=int(rng.integers(0, 2**31)))
 
 
-def random_animal_style(rng: np.random.Generator) -> DieStyle:
+def random_animal_style(rng: np.random.Generator, art: str = "animals") -> DieStyle:
     name = _pick(rng, tuple(ANIMAL_BODIES), [3, 3, 1.5, 1, 1, 1, 1, 1])
     body = _jit(rng, ANIMAL_BODIES[name], 0.05)
     finish = "marbled" if name == "wood" and rng.random() < 0.7 else "plain"
@@ -150,11 +149,11 @@ def random_animal_style(rng: np.random.Generator) -> DieStyle:
         face_spin=tuple(int(x) for x in rng.integers(0, 4, 6)),  # type: ignore[arg-type]
         art_scale=float(rng.uniform(0.62, 0.9)), art_rot_deg=float(rng.normal(0, 6)),
         art_hue=hue, art_sat=float(rng.uniform(0.6, 1.3)), art_mode=mode, ink=ink,
-        seed=int(rng.integers(0, 2**31)))
+        art=art, seed=int(rng.integers(0, 2**31)))
 
 
-def random_style(rng: np.random.Generator, kind: str) -> DieStyle:
-    return random_animal_style(rng) if kind == "animals" else random_pip_style(rng)
+def random_style(rng: np.random.Generator, kind: str, art: str = "animals") -> DieStyle:
+    return random_animal_style(rng, art) if kind == "animals" else random_pip_style(rng)
 
 
 # ---------------------------------------------------------------------------
@@ -341,7 +340,7 @@ def _table_point(cam: CameraModel, u: float, v: float, z: float = 0.0) -> tuple[
 
 def _value(rng: np.random.Generator, style: DieStyle) -> int | str:
     f = int(rng.integers(0, 6))
-    return ANIMALS[f] if style.kind == "animals" else f + 1
+    return ART_SETS[style.art][f] if style.kind == "animals" else f + 1
 
 
 def _slide_to_contact(placer: _Placer, die: Die, anchor: DiePose, direction: np.ndarray,
@@ -371,7 +370,7 @@ def _slide_to_contact(placer: _Placer, die: Die, anchor: DiePose, direction: np.
 
 _KNOBS = {"n_dice", "n_kept", "resolution", "tilt_deg", "die_px", "die_mm", "table_kind",
           "tray", "hand", "cup", "tilted", "stacked", "cut", "distractors", "dim", "clean",
-          "touching"}
+          "touching", "art"}
 _FIELDS = {f.name for f in dataclasses.fields(Scene)}
 
 
@@ -439,9 +438,9 @@ def random_scene(rng: np.random.Generator, kind: str = "pips", **overrides: Any)
     styles = []
     for k in range(max(1, n_styles)):
         sk = scene_kind if scene_kind != "both" else ("pips" if k % 2 == 0 else "animals")
-        styles.append(random_style(rng, sk))
+        styles.append(random_style(rng, sk, ov.get("art", "animals")))
     if scene_kind == "both" and len(styles) == 1:
-        styles.append(random_style(rng, "animals"))
+        styles.append(random_style(rng, "animals", ov.get("art", "animals")))
 
     placer = _Placer(cam)
     # tray

@@ -352,19 +352,20 @@ def _pip_face(style: DieStyle, face: int, size: int) -> tuple[np.ndarray, np.nda
     return img, opacity
 
 
-@functools.lru_cache(maxsize=1)
-def animal_sheet() -> np.ndarray:
-    img = cv2.imread(str(ASSETS / "animals.png"), cv2.IMREAD_UNCHANGED)
+@functools.lru_cache(maxsize=4)
+def animal_sheet(art: str = "animals") -> np.ndarray:
+    path = ASSETS / f"{art}.png"
+    img = cv2.imread(str(path), cv2.IMREAD_UNCHANGED)
     if img is None or img.ndim != 3 or img.shape[2] != 4:
-        raise FileNotFoundError(f"cannot read animal sprites {ASSETS / 'animals.png'}")
+        raise FileNotFoundError(f"cannot read animal sprites {path}")
     return _ro(img)
 
 
 @functools.lru_cache(maxsize=256)
 def animal_sprite(index: int, hue: int, sat: float, mode: str, ink: BGR,
-                  size: int) -> np.ndarray:
+                  size: int, art: str = "animals") -> np.ndarray:
     """Animal art (float32 BGRA, size x size) recoloured in a print style."""
-    sheet = animal_sheet()
+    sheet = animal_sheet(art)
     cell = sheet.shape[0]
     spr = sheet[:, index * cell:(index + 1) * cell]
     spr = cv2.resize(spr, (size, size), interpolation=cv2.INTER_AREA)
@@ -401,7 +402,7 @@ def _animal_face(style: DieStyle, face: int, size: int) -> tuple[np.ndarray, np.
     body = _body(style, face, size)
     art = max(8, round(style.art_scale * size))
     spr = animal_sprite(face, style.art_hue, round(style.art_sat, 2), style.art_mode,
-                        style.ink, art)
+                        style.ink, art, style.art)
     ang = style.art_rot_deg + 90 * (style.face_spin[face] % 4)
     m = cv2.getRotationMatrix2D(((art - 1) / 2, (art - 1) / 2), ang, 1.0)
     m[:, 2] += (size - art) / 2
