@@ -6,6 +6,7 @@ BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 TEST_STAMP := $(VENV)/.installed-test
 TRAIN_STAMP := $(VENV)/.installed-train
+BROWSER_STAMP := $(VENV)/.installed-browser
 
 .PHONY: run test lint typecheck unit models eval bench clean
 
@@ -21,6 +22,13 @@ $(TEST_STAMP): pyproject.toml $(STAMP)
 	$(BIN)/pip install --quiet -e '.[test]'
 	touch $@
 
+# The browser tests drive Debian's Chromium (Playwright's own browser download is not
+# possible here); the emoji font draws the animal dice.
+$(BROWSER_STAMP): | $(BIN)/python
+	command -v chromium >/dev/null 2>&1 || { SUDO=$$( [ "$$(id -u)" = 0 ] || echo sudo ); \
+	  $$SUDO apt-get update -qq && $$SUDO apt-get install -y -qq chromium fonts-noto-color-emoji; }
+	touch $@
+
 $(TRAIN_STAMP): pyproject.toml $(STAMP)
 	$(BIN)/pip install --quiet -e '.[train]'
 	touch $@
@@ -34,7 +42,7 @@ lint: $(TEST_STAMP)
 typecheck: $(TEST_STAMP)
 	$(BIN)/mypy --strict game
 
-unit: $(TEST_STAMP)
+unit: $(TEST_STAMP) $(BROWSER_STAMP)
 	$(BIN)/pytest -q
 
 test: lint typecheck unit

@@ -10,6 +10,7 @@ import argparse
 import json
 import sys
 from collections.abc import Callable, Sequence
+from pathlib import Path
 
 
 class UserError(Exception):
@@ -43,6 +44,84 @@ def cmd_replay(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_read(args: argparse.Namespace) -> int:
+    import cv2
+
+    from vision.annotate import annotate
+    from vision.models import ModelMissingError
+    from vision.reader import Reader
+
+    try:
+        reader = Reader.default(dice_set=_dice_set(args.dice_set), expected=args.expect)
+    except (ModelMissingError, ValueError) as exc:
+        raise UserError(str(exc)) from None
+    if args.annotate:
+        args.annotate.mkdir(parents=True, exist_ok=True)
+    results: list[dict[str, object]] = []
+    failed = 0
+    for path in args.images:
+        frame = cv2.imread(str(path), cv2.IMREAD_COLOR) if path.is_file() else None
+        if frame is None:
+            why = "no such file" if not path.exists() else "not a readable image"
+            print(f"kniffel read: {path}: {why}", file=sys.stderr)
+            results.append({"image": str(path), "error": why})
+            failed += 1
+            continue
+        reading = reader.read(frame)
+        results.append({"image": str(path), "dice": [d.to_json() for d in reading.dice],
+                        "warnings": list(reading.warnings)})
+        if args.annotate:
+            cv2.imwrite(str(args.annotate / path.name), annotate(frame, reading))
+        if not args.json:
+            values = " ".join(f"{d.value}{'?' if d.flag else ''}" for d in reading.dice)
+            notes = f"  ({'; '.join(reading.warnings)})" if reading.warnings else ""
+            print(f"{path}: {values or '-'}{notes}")
+    if args.json:
+        print(json.dumps(results, ensure_ascii=False, indent=2))
+    return 1 if failed else 0
+
+
+def _dice_set(name: str) -> object:
+    if name in ("auto", "pips", "animals"):
+        return name
+    from vision.teach import DiceSetError, load_dice_set
+    from web.config import state_dir
+
+    try:
+        return load_dice_set(state_dir(), name)
+    except DiceSetError as exc:
+        raise UserError(str(exc)) from None
+
+
+def cmd_teach(args: argparse.Namespace) -> int:
+    import cv2
+
+    from vision.models import ModelMissingError
+    from vision.reader import Reader
+    from vision.teach import DiceSetError, parse_value, teach
+    from web.config import state_dir
+
+    photos: dict[object, list[object]] = {}
+    for item in args.photos:
+        value, sep, path = item.partition("=")
+        if not sep or not value or not path:
+            raise UserError(f"{item!r}: write VALUE=PHOTO, e.g. duck=duck.jpg")
+        frame = cv2.imread(path, cv2.IMREAD_COLOR) if Path(path).is_file() else None
+        if frame is None:
+            raise UserError(f"{path}: " + ("no such file" if not Path(path).exists()
+                                           else "not a readable image"))
+        photos.setdefault(parse_value(value), []).append(frame)
+    try:
+        reader = Reader.default()
+        dice_set, counts = teach(reader, args.dice_set, photos)  # type: ignore[arg-type]
+        path = dice_set.save(state_dir())
+    except (DiceSetError, ModelMissingError) as exc:
+        raise UserError(str(exc)) from None
+    found = ", ".join(f"{v}: {n}" for v, n in counts.items())
+    print(f"taught dice set {args.dice_set!r} ({found} dice) -> {path}")
+    return 0
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="kniffel", description="Kniffel scanner: reads dice, keeps the Kniffel-Block.")
@@ -53,6 +132,34 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--json", action="store_true", help="print the block as JSON")
     p.add_argument("--lang", choices=["de", "en"], default="de", help="row names")
     p.set_defaults(func=cmd_replay)
+
+    p = sub.add_parser("read", help="read the dice in photographs")
+    p.add_argument("images", nargs="+", type=Path, help="image files (JPEG, PNG, ...)")
+    p.add_argument("--dice-set", default="auto", metavar="NAME|pips|animals",
+                   help="which dice: pips, animals, auto (default) or a taught set")
+    p.add_argument("--json", action="store_true", help="print one JSON list for all images")
+    p.add_argument("--annotate", type=Path, metavar="DIR",
+                   help="write a copy of each image with the dice drawn in")
+    p.add_argument("--expect", type=int, default=5, help="dice expected per image (5)")
+    p.set_defaults(func=cmd_read)
+
+    p = sub.add_parser("teach", help="teach the reader a new dice set from photos")
+    p.add_argument("--dice-set", required=True, metavar="NAME", help="name of the set")
+    p.add_argument("photos", nargs="+", metavar="VALUE=PHOTO",
+                   help="a photo in which every die shows VALUE (e.g. duck=duck.jpg)")
+    p.set_defaults(func=cmd_teach)
+
+    # The table service and calibration live in their own modules; each adds its arguments
+    # (cheap imports only) and runs with `run(args) -> int`.
+    from web import calibrate, serve
+
+    p = sub.add_parser("serve", help="run the table: camera, reader, Kniffel-Block page")
+    serve.add_arguments(p)
+    p.set_defaults(func=serve.run)
+
+    p = sub.add_parser("calibrate", help="set up the camera, table areas and dice set")
+    calibrate.add_arguments(p)
+    p.set_defaults(func=calibrate.run)
     return parser
 
 

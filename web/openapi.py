@@ -1,0 +1,264 @@
+"""The API described as OpenAPI 3.1 (served at /api/openapi.json).
+
+Written by hand, next to the routes in web/api.py; a test checks that every /api route is
+here and nothing here is missing from the routes, so the two cannot drift apart.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from game.rules import RULESETS, VARIANTS
+from web.service import COLUMN_KINDS
+
+
+def _ref(name: str) -> dict[str, str]:
+    return {"$ref": f"#/components/schemas/{name}"}
+
+
+def _json(schema: dict[str, Any], description: str) -> dict[str, Any]:
+    return {"description": description, "content": {"application/json": {"schema": schema}}}
+
+
+ERRORS = {
+    "400": {"$ref": "#/components/responses/BadRequest"},
+    "401": {"$ref": "#/components/responses/NotJoined"},
+    "403": {"$ref": "#/components/responses/CrossSite"},
+    "404": {"$ref": "#/components/responses/NotFound"},
+    "409": {"$ref": "#/components/responses/Conflict"},
+    "415": {"$ref": "#/components/responses/BadRequest"},
+    "422": {"$ref": "#/components/responses/NotAllowed"},
+}
+
+GAME_ID = {"name": "game_id", "in": "path", "required": True, "schema": {"type": "integer"}}
+
+
+def _change(summary: str, description: str, body: dict[str, Any]) -> dict[str, Any]:
+    props = {"version": {"type": "integer", "description":
+                         "the game's version (event count) this change is based on"}}
+    props.update(body.get("properties", {}))
+    schema = {"type": "object", "additionalProperties": False,
+              "required": ["version", *body.get("required", [])], "properties": props}
+    return {"post": {
+        "summary": summary, "description": description, "tags": ["changes"],
+        "security": [{"session": []}],
+        "parameters": [GAME_ID],
+        "requestBody": {"required": True, "content": {"application/json": {"schema": schema}}},
+        "responses": {"200": _json(_ref("TableState"), "the new state of the table"),
+                      **ERRORS},
+    }}
+
+
+FACE = {"oneOf": [{"type": "integer", "minimum": 1, "maximum": 6},
+                  {"type": "string", "enum": ["duck", "lion", "mouse", "cat", "dog",
+                                              "elephant"]}]}
+
+
+def spec() -> dict[str, Any]:
+    """The OpenAPI document."""
+    paths: dict[str, Any] = {
+        "/api/state": {"get": {
+            "summary": "The table: current game, block, dice, pending throw, camera",
+            "tags": ["table"],
+            "responses": {"200": _json(_ref("TableState"), "the table's state")}}},
+        "/api/events": {"get": {
+            "summary": "Server-Sent Events: `event: state` with a TableState on every change",
+            "tags": ["table"],
+            "responses": {"200": {"description": "an event stream",
+                                  "content": {"text/event-stream": {}}},
+                          "503": {"$ref": "#/components/responses/Unavailable"}}}},
+        "/api/camera.mjpeg": {"get": {
+            "summary": "Camera preview with the detected dice drawn in (MJPEG)",
+            "tags": ["table"], "security": [{"session": []}],
+            "responses": {"200": {"description": "multipart/x-mixed-replace JPEG frames",
+                                  "content": {"multipart/x-mixed-replace": {}}},
+                          "401": ERRORS["401"],
+                          "503": {"$ref": "#/components/responses/Unavailable"}}}},
+        "/api/rules": {"get": {
+            "summary": "Rulesets, variants, columns and the block's row names (de, en)",
+            "tags": ["table"], "responses": {"200": _json({"type": "object"}, "what can be "
+                                                                           "played")}}},
+        "/api/session": {
+            "get": {"summary": "Is this browser a joined phone?", "tags": ["joining"],
+                    "responses": {"200": _json(_ref("Session"), "the session")}},
+            "post": {
+                "summary": "Join the table with the PIN or the QR code's token",
+                "description": "Sets the session cookie (HttpOnly, SameSite=Strict). Wrong "
+                               "PINs are slowed down: 429 with Retry-After.",
+                "tags": ["joining"],
+                "requestBody": {"required": True, "content": {"application/json": {"schema": {
+                    "type": "object", "additionalProperties": False,
+                    "properties": {"pin": {"type": "string", "pattern": "^[0-9]{4}$"},
+                                   "token": {"type": "string"},
+                                   "name": {"type": "string", "maxLength": 24,
+                                            "description": "the phone's name in the log"}}}}}},
+                "responses": {"200": _json(_ref("Session"), "joined"),
+                              "400": ERRORS["400"], "401": ERRORS["401"],
+                              "403": ERRORS["403"],
+                              "429": {"$ref": "#/components/responses/SlowDown"}}}},
+        "/api/session/name": {"post": {
+            "summary": "Rename this phone (as it appears in the games' logs)",
+            "tags": ["joining"], "security": [{"session": []}],
+            "requestBody": {"required": True, "content": {"application/json": {"schema": {
+                "type": "object", "required": ["name"],
+                "properties": {"name": {"type": "string", "maxLength": 24}}}}}},
+            "responses": {"200": _json(_ref("Session"), "renamed"), **ERRORS}}},
+        "/api/join": {"get": {
+            "summary": "PIN, join URL and QR code (SVG)",
+            "description": "Only for the table's own screen (loopback) and joined phones.",
+            "tags": ["joining"],
+            "responses": {"200": _json({"type": "object", "properties": {
+                "pin": {"type": "string"}, "url": {"type": "string"},
+                "phone_url": {"type": "string"},
+                "qr_svg": {"type": ["string", "null"]}}}, "how to join"),
+                "401": ERRORS["401"]}}},
+        "/api/games": {
+            "get": {"summary": "All games, newest first", "tags": ["games"],
+                    "responses": {"200": _json({"type": "object", "properties": {
+                        "games": {"type": "array", "items": _ref("GameSummary")}}},
+                        "the games")}},
+            "post": {"summary": "Start a new game (it becomes the table's game)",
+                     "tags": ["games"], "security": [{"session": []}],
+                     "requestBody": {"required": True, "content": {"application/json": {
+                         "schema": _ref("Setup")}}},
+                     "responses": {"201": _json(_ref("TableState"), "the new game"),
+                                   **ERRORS}}},
+        "/api/games/import": {"post": {
+            "summary": "Import a kniffel-record/1 (an unfinished one goes on at the table)",
+            "tags": ["games"], "security": [{"session": []}],
+            "requestBody": {"required": True, "content": {"application/json": {
+                "schema": _ref("Record")}}},
+            "responses": {"201": _json(_ref("TableState"), "imported; `imported` is its id"),
+                          **ERRORS}}},
+        "/api/games/{game_id}": {"get": {
+            "summary": "Read a game: the same JSON as `kniffel replay --json`",
+            "description": "The ETag header carries the game's id and version.",
+            "tags": ["games"], "parameters": [GAME_ID],
+            "responses": {"200": _json(_ref("Block"), "the block"), "404": ERRORS["404"]}}},
+        "/api/games/{game_id}/detail": {"get": {
+            "summary": "A game with its block and its log (who changed what, from which "
+                       "phone)",
+            "tags": ["games"], "parameters": [GAME_ID],
+            "responses": {"200": _json({"type": "object"}, "the game and its log"),
+                          "404": ERRORS["404"]}}},
+        "/api/games/{game_id}/record": {"get": {
+            "summary": "Export the game as kniffel-record/1 (`?download=1` for a file)",
+            "tags": ["games"], "parameters": [GAME_ID],
+            "responses": {"200": _json(_ref("Record"), "the record"), "404": ERRORS["404"]}}},
+        "/api/games/{game_id}/rematch": {"post": {
+            "summary": "Rematch: a new game with the same players and rules",
+            "tags": ["games"], "security": [{"session": []}], "parameters": [GAME_ID],
+            "responses": {"201": _json(_ref("TableState"), "the new game"), **ERRORS}}},
+        "/api/games/{game_id}/throws": _change(
+            "Post a throw", "Five dice; `held` lists the positions (0-4) kept from the "
+            "previous throw (null: unknown). The first throw of a turn is always all five. "
+            "A fourth throw is refused (422, code fourth_throw).",
+            {"required": ["dice"], "properties": {
+                "dice": {"type": "array", "items": FACE, "minItems": 5, "maxItems": 5},
+                "held": {"type": ["array", "null"], "items": {"type": "integer", "minimum": 0,
+                                                              "maximum": 4}},
+                "player": {"type": "string", "description": "refused unless it is this "
+                                                            "player's turn"}}}),
+        "/api/games/{game_id}/corrections": _change(
+            "Correct one die", "Of the throw waiting to be checked if there is one, else of "
+            "the last throw (which is replaced through the rules engine). Logged with the "
+            "phone.",
+            {"required": ["index", "value"], "properties": {
+                "index": {"type": "integer", "minimum": 0, "maximum": 4}, "value": FACE}}),
+        "/api/games/{game_id}/accept": _change(
+            "Accept the throw waiting to be checked as it is", "", {}),
+        "/api/games/{game_id}/dismiss": _change(
+            "Drop the throw waiting to be checked (the player throws again)", "", {}),
+        "/api/games/{game_id}/announce": _change(
+            "Announce a box of the announce column (after the first throw)", "",
+            {"required": ["box"], "properties": {"box": {"type": "string"}}}),
+        "/api/games/{game_id}/entries": _change(
+            "Enter the throw into a box (ends the turn)", "",
+            {"required": ["box"], "properties": {
+                "box": {"type": "string"}, "column": {"type": ["string", "null"]},
+                "scratch": {"type": "boolean"}, "player": {"type": "string"}}}),
+        "/api/games/{game_id}/undo": _change(
+            "Undo the last move (throw, announcement or entry); repeat to go further back",
+            "", {}),
+        "/api/games/{game_id}/players": _change(
+            "Rename players (all names, in order); `order` reorders them before the first "
+            "throw", "",
+            {"required": ["players"], "properties": {
+                "players": {"type": "array", "items": {"type": "string"}},
+                "order": {"type": "array", "items": {"type": "integer"},
+                          "description": "order[i] = old position of the new i-th player"}}}),
+        "/api/stats": {"get": {
+            "summary": "Per player over finished games: games, wins, average, bonus rate, "
+                       "Kniffels",
+            "tags": ["games"],
+            "responses": {"200": _json({"type": "object"}, "statistics")}}},
+        "/api/openapi.json": {"get": {
+            "summary": "This document", "tags": ["table"],
+            "responses": {"200": _json({"type": "object"}, "OpenAPI 3.1")}}},
+    }
+    error = {"type": "object", "required": ["error"], "properties": {
+        "error": {"type": "object", "required": ["code", "message"], "properties": {
+            "code": {"type": "string"}, "message": {"type": "string"}}},
+        "state": _ref("TableState")}}
+    return {
+        "openapi": "3.1.0",
+        "info": {"title": "Kniffel table", "version": "1",
+                 "description": "The Kniffel-Block of the table. Reading is open; changes need "
+                                "a session cookie (POST /api/session with the PIN or the QR "
+                                "token) and an Origin header naming this server. Every change "
+                                "carries the `version` it is based on; a stale one gets 409 "
+                                "with the fresh state."},
+        "paths": paths,
+        "components": {
+            "securitySchemes": {"session": {"type": "apiKey", "in": "cookie",
+                                            "name": "kniffel_session"}},
+            "responses": {
+                "BadRequest": _json(error, "malformed request; nothing changed"),
+                "NotJoined": _json(error, "not joined (no or unknown session)"),
+                "CrossSite": _json(error, "cross-site request refused"),
+                "NotFound": _json(error, "no such game or address"),
+                "Conflict": _json(error, "stale version: `state` is the fresh state"),
+                "NotAllowed": _json(error, "the rules do not allow it now; nothing changed"),
+                "SlowDown": _json(error, "too many wrong PINs; see Retry-After"),
+                "Unavailable": _json(error, "no camera, or too many viewers"),
+            },
+            "schemas": {
+                "Setup": {"type": "object", "required": ["players"],
+                          "additionalProperties": False, "properties": {
+                              "players": {"type": "array", "items": {"type": "string"},
+                                          "minItems": 1, "maxItems": 8},
+                              "rules": {"type": "string", "enum": list(RULESETS)},
+                              "variants": {"type": "array", "items": {
+                                  "type": "string", "enum": list(VARIANTS)}},
+                              "columns": {"type": "array", "items": {
+                                  "type": "string", "enum": list(COLUMN_KINDS)}}}},
+                "Record": {"type": "object", "description": "kniffel-record/1 (README)",
+                           "required": ["format", "rules", "players"],
+                           "properties": {"format": {"const": "kniffel-record/1"}}},
+                "Block": {"type": "object", "description": "as `kniffel replay --json`",
+                          "properties": {"rules": {"type": "string"},
+                                         "variants": {"type": "array"},
+                                         "columns": {"type": "array"},
+                                         "finished": {"type": "boolean"},
+                                         "winners": {"type": "array"},
+                                         "players": {"type": "array"},
+                                         "turn": {"type": ["object", "null"]}}},
+                "TableState": {"type": "object", "properties": {
+                    "game": {"type": "object", "properties": {
+                        "id": {"type": "integer"}, "version": {"type": "integer"},
+                        "setup": _ref("Setup")}},
+                    "block": _ref("Block"),
+                    "sheet": {"type": "object"},
+                    "pending": {"type": ["object", "null"],
+                                "description": "a throw the camera could not trust"},
+                    "last_throw": {"type": ["object", "null"]},
+                    "suggested": {"type": ["object", "null"]},
+                    "undo": {"type": ["object", "null"]},
+                    "camera": {"type": "object"},
+                    "notice": {"type": ["object", "null"]}}},
+                "GameSummary": {"type": "object"},
+                "Session": {"type": "object", "properties": {
+                    "joined": {"type": "boolean"}, "phone": {"type": ["object", "null"]}}},
+            },
+        },
+    }

@@ -1,0 +1,316 @@
+"""`kniffel serve`: one process that owns the camera and the game, served by waitress.
+
+    kniffel serve [--camera KIND[:SOURCE]] [--port 8000] [--host 0.0.0.0] [--config PATH]
+
+Prints `Kniffel table: http://<lan-ip>:<port>/  PIN 1234`. Whatever part is missing — a
+broken config file, no models, no camera loop, a camera that fails — the table still starts:
+the page says what is off, and throws can be entered by hand. Only this module's top-level
+imports run for `kniffel --help`; everything heavy is imported in run().
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import logging
+import signal
+import socket
+import sys
+import threading
+from collections.abc import Callable
+from dataclasses import replace
+from pathlib import Path
+from typing import Any
+
+log = logging.getLogger("kniffel.serve")
+
+CAMERA_KINDS = ("picamera2", "usb", "replay", "demo", "none")
+#: Waitress threads: every open table view or phone holds one for its event stream.
+THREADS = 24
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--camera", metavar="KIND[:SOURCE]",
+                        help="camera: picamera2, usb[:DEVICE], replay:FOLDER|VIDEO, demo or "
+                             "none (overrides the config file)")
+    parser.add_argument("--port", type=int, help="TCP port (default from config: 8000)")
+    parser.add_argument("--host", help="address to listen on (default 0.0.0.0: the whole LAN)")
+    parser.add_argument("--config", type=Path, metavar="PATH",
+                        help="config.toml (default: KNIFFEL_CONFIG or /etc/kniffel/config.toml)")
+    parser.add_argument("--state-dir", type=Path, metavar="DIR",
+                        help="where kniffel.db and the table's secret live "
+                             "(default: KNIFFEL_STATE_DIR or ~/.local/state/kniffel)")
+
+
+def lan_ip() -> str:
+    """The address phones on the LAN reach this machine at (no packet is sent)."""
+    with contextlib.suppress(OSError), socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as s:
+        s.connect(("10.255.255.255", 1))
+        ip: str = s.getsockname()[0]
+        if not ip.startswith("0."):
+            return ip
+    return "127.0.0.1"
+
+
+def parse_camera(value: str) -> tuple[str, str]:
+    from web.cli import UserError
+
+    kind, _, source = value.partition(":")
+    if kind not in CAMERA_KINDS:
+        raise UserError(f"--camera {value}: unknown kind {kind!r} "
+                        f"(one of: {', '.join(CAMERA_KINDS)})")
+    if kind == "replay" and not source:
+        raise UserError("--camera replay needs a source: replay:FOLDER or replay:VIDEO")
+    return kind, source
+
+
+class CameraLink:
+    """Camera + dice reader + TableWatcher, started (and restarted) in the background.
+
+    A camera that cannot be opened or disappears is retried every few seconds; meanwhile
+    the page says so and manual entry works. `preview_jpeg` is None while there is none.
+    """
+
+    def __init__(self, service: Any, config: Any, reader: Any,
+                 on_alive: Callable[[], None] | None = None, retry_seconds: float = 5.0,
+                 open_camera: Callable[[Any], Any] | None = None,
+                 watcher_class: Any = None) -> None:
+        self.service = service
+        self.config = config
+        self.reader = reader
+        self.on_alive = on_alive
+        self.retry_seconds = retry_seconds
+        self._open_camera = open_camera
+        self._watcher_class = watcher_class
+        self.watcher: Any = None
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._run, name="camera-link", daemon=True)
+
+    def start(self) -> None:
+        self._thread.start()
+
+    def preview_jpeg(self) -> bytes | None:
+        watcher = self.watcher
+        return None if watcher is None else watcher.preview_jpeg()
+
+    def _status(self, state: str, message: str) -> None:
+        self.service.set_camera_status(state, message)
+
+    def _run(self) -> None:
+        while not self._stop.is_set():
+            if self.watcher is None:
+                try:
+                    camera = self._open_camera(self.config.camera)  # type: ignore[misc]
+                    watcher = self._watcher_class(
+                        camera, self.reader, self.config.table,
+                        on_throw=self.service.observe_throw, on_status=self._status,
+                        on_alive=self.on_alive)
+                    watcher.start()
+                    self.watcher = watcher
+                    self.service.turn_listeners.append(watcher.new_turn)
+                    self._status("ok", f"camera {self.config.camera.kind} is watching the table")
+                except Exception as exc:  # any camera failure: say so, try again later
+                    self._status("failed", f"camera {self.config.camera.kind}: {exc} "
+                                 f"(retrying every {self.retry_seconds:.0f} s)")
+            self._stop.wait(self.retry_seconds)
+
+    def stop(self) -> None:
+        self._stop.set()
+        watcher = self.watcher
+        if watcher is not None:
+            with contextlib.suppress(Exception):
+                watcher.stop()
+
+
+def make_reader(config: Any, folder: Path) -> Any:
+    """The dice reader for the configured dice set; raises with a one-line reason."""
+    from vision.reader import DICE_SETS_BUILTIN, Reader
+
+    dice_set: Any = config.table.dice_set
+    if dice_set not in DICE_SETS_BUILTIN:
+        from vision.teach import load_dice_set
+
+        dice_set = load_dice_set(folder, dice_set)
+    return Reader.default(dice_set=dice_set, expected=5)
+
+
+def run(args: argparse.Namespace) -> int:
+    from web.cli import UserError
+    from web.config import Config, state_dir
+
+    logging.basicConfig(level=logging.INFO, format="%(levelname)s %(name)s: %(message)s")
+    logging.getLogger("waitress").setLevel(logging.WARNING)  # not every closed phone tab
+    notes: list[str] = []
+
+    # 1. Configuration: on errors the table runs in safe mode (camera off) and says why.
+    config: Any = Config()
+    try:
+        from web.config import load_config
+    except ImportError:
+        pass
+    else:
+        config, errors = load_config(args.config)
+        for error in errors:
+            notes.append(f"config: {error} (camera off until it is fixed)")
+    if args.camera:
+        kind, source = parse_camera(args.camera)
+        config = replace(config, camera=replace(config.camera, kind=kind, source=source))
+    server_cfg = config.server
+    host = args.host or server_cfg.host
+    port = args.port if args.port is not None else server_cfg.port
+    lang = getattr(server_cfg, "language", "de")
+
+    # 2. The state directory: the database and the table's secret.
+    folder = args.state_dir or state_dir()
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise UserError(f"cannot create the state directory {folder}: "
+                        f"{exc.strerror or exc}") from None
+
+    from web.app import create_app
+    from web.auth import TableSecret
+    from web.service import DemoPlayer, TableService
+    from web.store import Store
+
+    store = Store(folder / "kniffel.db")
+    secret = TableSecret.load_or_create(folder)
+    players = ("Spieler 1", "Spieler 2") if lang == "de" else ("Player 1", "Player 2")
+    service = TableService(store, default_players=players)
+    service.notes = notes
+
+    # 3. systemd (no-op outside systemd) and the button/LED (no-op without them).
+    notifier: Any = None
+    with contextlib.suppress(ImportError):
+        from hardware.notify import SystemdNotifier
+
+        notifier = SystemdNotifier()
+    controls: Any = None
+    try:
+        from hardware.gpio import TableControls
+
+        controls = TableControls(config.gpio, on_press=service.press,
+                                 on_long_press=service.long_press)
+        problem = getattr(controls, "problem", None)
+        if problem:
+            notes.append(f"gpio: {problem}")
+        service.listeners.append(lambda s: controls.set_status(s.status))
+        controls.set_status(service.status)
+    except ImportError:
+        pass
+    except Exception as exc:
+        notes.append(f"gpio: {exc}")
+
+    # 4. Camera, reader and the watcher loop.
+    link: CameraLink | None = None
+    demo: DemoPlayer | None = None
+    kind = config.camera.kind
+    if kind == "none":
+        service.set_camera_status("off", "no camera: enter the throws by hand")
+    else:
+        reader = None
+        missing = None
+        try:
+            reader = make_reader(config, folder)
+        except Exception as exc:  # ModelMissingError, a broken taught set, no onnxruntime
+            missing = f"dice reader not available: {exc}"
+        try:
+            from hardware.camera import open_camera  # type: ignore[import-not-found,unused-ignore]
+            from vision.watch import TableWatcher  # type: ignore[import-not-found,unused-ignore]
+        except ImportError as exc:
+            missing = missing or f"camera loop not available ({exc.name} is missing)"
+            open_camera = TableWatcher = None
+        if missing is None:
+            alive = notifier.watchdog if notifier is not None else None
+            link = CameraLink(service, config, reader, on_alive=alive,
+                              open_camera=open_camera, watcher_class=TableWatcher)
+            link.start()
+            if kind == "demo":  # the demo camera throws; someone has to write it down
+                demo = DemoPlayer(service, throw=False)
+        elif kind == "demo":
+            service.set_camera_status("ok", "demo table: simulated throws")
+            notes.append(f"demo without the camera loop: {missing}")
+            demo = DemoPlayer(service, throw=True)
+        else:
+            service.set_camera_status("failed", f"{missing}: enter the throws by hand")
+    if demo is not None:
+        demo.start()
+
+    # 5. The web server.
+    from waitress.server import create_server
+
+    public_host = host if host not in ("0.0.0.0", "::", "") else lan_ip()
+    app = create_app(service, secret, public_url=None, lang=lang,
+                     camera_jpeg=link.preview_jpeg if link is not None else None,
+                     max_streams=THREADS - 6)
+    try:
+        server: Any = create_server(app, host=host, port=port, threads=THREADS,
+                                    channel_timeout=30, connection_limit=200,
+                                    ident="kniffel")
+    except OSError as exc:
+        store.close()
+        raise UserError(f"cannot listen on {host}:{port}: {exc.strerror or exc}") from None
+    real_port = getattr(server, "effective_port", port)
+    url = f"http://{public_host}:{real_port}/"
+    app.extensions["kniffel"].public_url = url
+    print(f"Kniffel table: {url}  PIN {secret.pin}", flush=True)
+    for note in notes:
+        print(f"  note: {note}", flush=True)
+
+    stopping = threading.Event()
+
+    def on_term(signum: int, frame: Any) -> None:
+        raise KeyboardInterrupt
+
+    with contextlib.suppress(ValueError):  # not the main thread (tests): no signals
+        signal.signal(signal.SIGTERM, on_term)
+    if notifier is not None:
+        notifier.ready(f"table at {url}")
+        interval = getattr(notifier, "watchdog_seconds", None)
+        if interval and link is None:  # no camera loop to prove we are alive: the server does
+            def beat() -> None:
+                while not stopping.wait(interval):
+                    notifier.watchdog()
+
+            threading.Thread(target=beat, name="watchdog", daemon=True).start()
+    try:
+        server.run()
+    except KeyboardInterrupt:
+        print("Kniffel table: stopping", file=sys.stderr, flush=True)
+    finally:
+        stopping.set()
+        if notifier is not None:
+            with contextlib.suppress(Exception):
+                notifier.stopping()
+        if demo is not None:
+            demo.stop()
+        if link is not None:
+            link.stop()
+        service.close()  # ends the event streams first, so waitress's threads can finish
+        with contextlib.suppress(Exception):
+            server.task_dispatcher.shutdown(timeout=5)
+        if controls is not None:
+            with contextlib.suppress(Exception):
+                controls.close()
+        with contextlib.suppress(Exception):
+            server.close()
+        store.close()
+    return 0
+
+
+def main(argv: list[str] | None = None) -> int:
+    """`python -m web.serve` (what `kniffel serve` runs)."""
+    from web.cli import UserError
+
+    parser = argparse.ArgumentParser(prog="kniffel serve")
+    add_arguments(parser)
+    args = parser.parse_args(argv)
+    try:
+        return run(args)
+    except UserError as exc:
+        print(f"kniffel serve: {exc}", file=sys.stderr)
+        return 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

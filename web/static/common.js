@@ -1,0 +1,350 @@
+/* Shared by the table, phone and history pages: API calls, live updates, the dice, the
+   Kniffel-Block and the two languages. Plain JS, no build step. */
+"use strict";
+
+const K = (() => {
+  const UI = {
+    de: {
+      tap_to_fix: "Falsch gelesen? Würfel antippen.", die_flag: "Würfel {n}: {flag}",
+      flag_tilted: "liegt schief", flag_stacked: "liegt auf einem anderen", flag_cut: "am Bildrand",
+      flag_unreadable: "nicht lesbar", flag_missing: "nicht gesehen", turn: "ist dran", throw_of: "Wurf {n} von 3", no_throw: "Würfeln!",
+      no_throw_hint: "Die Kamera liest die Würfel, sobald sie liegen.",
+      round: "Runde {n}", finished: "Spiel vorbei", winner: "Gewonnen: {names}",
+      join_title: "Mitspielen", join_scan: "QR-Code scannen", join_or_pin: "oder PIN auf",
+      join_hidden: "Die PIN steht auf dem Bildschirm am Tisch.",
+      pin: "PIN", name: "Dein Name (für das Protokoll)", join: "Beitreten",
+      camera_ok: "Kamera bereit", camera_moving: "Würfel rollen …",
+      camera_failed: "Kamera ausgefallen – Würfe bitte von Hand eingeben",
+      camera_off: "Ohne Kamera – Würfe von Hand eingeben",
+      pending_title: "Bitte prüfen", pending_hint: "Tippe einen Würfel an und wähle den richtigen Wert – oder würfle neu.",
+      accept: "So stimmt's", rethrow: "Neu würfeln",
+      enter_box: "Eintragen", enter_for: "{box} für {player}", cancel: "Abbrechen",
+      scratch: "Streichen", scratch_mode: "Feld streichen (0)", announce: "Ansagen",
+      announced: "Angesagt: {box}",
+      undo: "Rückgängig", undo_throw: "Wurf {n} von {player}", undo_enter: "{player}: {box} {points}",
+      undo_announce: "Ansage {box}", nothing_undo: "Nichts rückgängig zu machen",
+      manual: "Wurf eingeben", manual_next: "Nächsten Wurf eingeben", save_throw: "Wurf speichern",
+      hold: "halten", held: "gehalten", pick_value: "Würfel {n}: welcher Wert?",
+      new_game: "Neues Spiel", players: "Spieler", add_player: "+ Spieler",
+      rules: "Regeln", variants: "Varianten", columns: "Spalten", start: "Spiel starten",
+      save: "Speichern", camera: "Kamera", history: "Verlauf", menu: "Menü",
+      phone_name: "Name dieses Handys", block: "Block", options: "Was der Wurf bringt",
+      suggested: "Vorschlag", points: "Punkte", low_conf: "unsicher", corrected: "korrigiert",
+      conflict: "Jemand war schneller – hier ist der aktuelle Stand.",
+      not_joined: "Bitte zuerst beitreten (PIN oder QR-Code).",
+      bad_pin: "Falsche PIN – sie steht auf dem Bildschirm am Tisch.",
+      bad_token: "Dieser QR-Code gehört nicht zu diesem Tisch.",
+      slow_down: "Zu viele falsche PINs – bitte kurz warten.",
+      fourth_throw: "Drei Würfe sind um – bitte ein Feld wählen.",
+      wrong_player: "Ein anderer Spieler ist dran.",
+      die_missing: "Ein Würfel fehlt noch – antippen und Wert wählen.",
+      game_over: "Das Spiel ist vorbei – neues Spiel oder Revanche?",
+      offline: "Verbindung zum Tisch unterbrochen …",
+      rematch: "Revanche", export: "Exportieren", import: "Importieren",
+      stats: "Statistik", games: "Spiele", wins: "Siege", average: "Schnitt", best: "Bestes",
+      bonus_rate: "Bonus-Quote", kniffels: "Kniffel", log: "Protokoll", open: "läuft",
+      back: "Zurück", show_block: "Ganzer Block", player_order_locked: "Reihenfolge nur vor dem ersten Wurf änderbar",
+      by: "von", table: "Tisch", seen: "gesehen", history_empty: "Noch keine Spiele.",
+      joined_as: "Beigetreten als {name}", lang: "English",
+      actors: {camera: "Kamera", button: "Taster am Tisch", demo: "Demo", import: "Import"},
+      kinds: {throw: "Wurf", correct: "Korrektur", reread: "neu gelesen", pending: "Prüfen",
+        dismiss: "verworfen", accept: "übernommen", announce: "Ansage", enter: "Eintrag",
+        undo: "Rückgängig", players: "Spieler"},
+    },
+    en: {
+      tap_to_fix: "Misread? Tap the die.", die_flag: "Die {n}: {flag}",
+      flag_tilted: "tilted", flag_stacked: "lying on another die", flag_cut: "at the edge of the picture",
+      flag_unreadable: "unreadable", flag_missing: "not seen", turn: "to play", throw_of: "Throw {n} of 3", no_throw: "Throw the dice!",
+      no_throw_hint: "The camera reads the dice once they come to rest.",
+      round: "Round {n}", finished: "Game over", winner: "Winner: {names}",
+      join_title: "Join the game", join_scan: "Scan the QR code", join_or_pin: "or PIN at",
+      join_hidden: "The PIN is shown on the table's screen.",
+      pin: "PIN", name: "Your name (for the log)", join: "Join",
+      camera_ok: "Camera ready", camera_moving: "Dice rolling …",
+      camera_failed: "Camera failed – enter the throws by hand",
+      camera_off: "No camera – enter the throws by hand",
+      pending_title: "Please check", pending_hint: "Tap a die and pick its value – or throw again.",
+      accept: "That's right", rethrow: "Throw again",
+      enter_box: "Enter", enter_for: "{box} for {player}", cancel: "Cancel",
+      scratch: "Scratch", scratch_mode: "Scratch a box (0)", announce: "Announce",
+      announced: "Announced: {box}",
+      undo: "Undo", undo_throw: "throw {n} of {player}", undo_enter: "{player}: {box} {points}",
+      undo_announce: "announcement {box}", nothing_undo: "Nothing to undo",
+      manual: "Enter throw", manual_next: "Enter next throw", save_throw: "Save throw",
+      hold: "hold", held: "held", pick_value: "Die {n}: which value?",
+      new_game: "New game", players: "Players", add_player: "+ Player",
+      rules: "Rules", variants: "Variants", columns: "Columns", start: "Start game",
+      save: "Save", camera: "Camera", history: "History", menu: "Menu",
+      phone_name: "This phone's name", block: "Block", options: "What this throw scores",
+      suggested: "suggested", points: "points", low_conf: "unsure", corrected: "corrected",
+      conflict: "Someone was quicker – this is the current state.",
+      not_joined: "Please join first (PIN or QR code).",
+      bad_pin: "Wrong PIN – it is shown on the table's screen.",
+      bad_token: "This QR code does not belong to this table.",
+      slow_down: "Too many wrong PINs – please wait a moment.",
+      fourth_throw: "Three throws are up – please choose a box.",
+      wrong_player: "It is another player's turn.",
+      die_missing: "A die is still missing – tap it and pick its value.",
+      game_over: "The game is over – new game or rematch?",
+      offline: "Connection to the table lost …",
+      rematch: "Rematch", export: "Export", import: "Import",
+      stats: "Statistics", games: "Games", wins: "Wins", average: "Average", best: "Best",
+      bonus_rate: "Bonus rate", kniffels: "Kniffels", log: "Log", open: "in play",
+      back: "Back", show_block: "Whole block", player_order_locked: "The order can only change before the first throw",
+      by: "by", table: "table", seen: "seen", history_empty: "No games yet.",
+      joined_as: "Joined as {name}", lang: "Deutsch",
+      actors: {camera: "camera", button: "table button", demo: "demo", import: "import"},
+      kinds: {throw: "throw", correct: "correction", reread: "re-read", pending: "check",
+        dismiss: "dropped", accept: "accepted", announce: "announce", enter: "entry",
+        undo: "undo", players: "players"},
+    },
+  };
+  const ANIMAL = {duck: "🦆", lion: "🦁", mouse: "🐭", cat: "🐱", dog: "🐶", elephant: "🐘"};
+  const PIPS = {1: [[50, 50]], 2: [[28, 28], [72, 72]], 3: [[26, 26], [50, 50], [74, 74]],
+    4: [[28, 28], [72, 28], [28, 72], [72, 72]],
+    5: [[27, 27], [73, 27], [50, 50], [27, 73], [73, 73]],
+    6: [[28, 24], [72, 24], [28, 50], [72, 50], [28, 76], [72, 76]]};
+
+  const k = {
+    lang: localStorage.getItem("kniffel-lang") || document.documentElement.lang || "de",
+    labels: null,
+    rules: null,
+  };
+
+  k.t = (key, params) => {
+    let s = (UI[k.lang] || UI.de)[key];
+    if (s === undefined) s = UI.en[key] ?? key;
+    if (params) for (const [p, v] of Object.entries(params)) s = s.replaceAll(`{${p}}`, v);
+    return s;
+  };
+  k.actor = (who) => (UI[k.lang] || UI.de).actors[who] || who;
+  k.kind = (kind) => (UI[k.lang] || UI.de).kinds[kind] || kind;
+  k.esc = (s) => String(s ?? "").replace(/[&<>"']/g,
+    (c) => ({"&": "&amp;", "<": "&lt;", ">": "&gt;", '"': "&quot;", "'": "&#39;"}[c]));
+  k.label = (key, kids) => {
+    const table = (k.labels && (k.labels[k.lang] || k.labels.de)) || {};
+    if (kids && table["kids_" + key]) return table["kids_" + key];
+    return table[key] || key;
+  };
+  k.setLang = (lang) => {
+    k.lang = lang;
+    localStorage.setItem("kniffel-lang", lang);
+    document.documentElement.lang = lang;
+  };
+  k.langButton = (el, rerender) => {
+    const paint = () => { el.textContent = k.lang === "de" ? "EN" : "DE"; el.title = k.t("lang"); };
+    paint();
+    el.addEventListener("click", () => { k.setLang(k.lang === "de" ? "en" : "de"); paint(); rerender(); });
+  };
+
+  /* The engine explains refusals in English; the block shows them in the table's language. */
+  k.reason = (text, kids, short) => {
+    if (short && text && text.startsWith("does not fit")) return k.lang === "de" ? "passt nicht" : "does not fit";
+    if (!text || k.lang === "en") return text ? text.replace(/\b([a-z]+(?:_[a-z]+)+|ones|twos|threes|fours|fives|sixes|chance|kniffel)\b/g, (m) => k.label(m, kids)) : "";
+    const L = (b) => k.label(b, kids);
+    let m;
+    if (text.startsWith("does not fit")) return "passt nicht – streichen erst, wenn der Wurf in kein freies Feld passt";
+    if ((m = text.match(/^column (\w+) is filled top to bottom: next is (\w+)/))) return `Spalte „${k.label(m[1])}“ von oben: als Nächstes ${L(m[2])}`;
+    if ((m = text.match(/^column (\w+) is filled bottom to top: next is (\w+)/))) return `Spalte „${k.label(m[1])}“ von unten: als Nächstes ${L(m[2])}`;
+    if ((m = text.match(/^announced (\w+)/))) return `${L(m[1])} angesagt: eintragen oder ein Feld streichen`;
+    if (text.startsWith("announce this box")) return "nach dem ersten Wurf ansagen, um es zu werten";
+    if ((m = text.match(/^a further Kniffel must go into (\w+)/))) return `ein weiterer Kniffel muss in ${L(m[1])}, solange es frei ist`;
+    return text;
+  };
+
+  /* ---- the API -------------------------------------------------------------------- */
+
+  k.api = async (method, path, body) => {
+    const opts = {method, credentials: "same-origin", headers: {}};
+    if (body !== undefined) {
+      opts.headers["Content-Type"] = "application/json";
+      opts.body = JSON.stringify(body);
+    }
+    let resp;
+    try {
+      resp = await fetch(path, opts);
+    } catch (e) {
+      return {ok: false, status: 0, error: {code: "offline", message: k.t("offline")}};
+    }
+    let data = null;
+    try { data = await resp.json(); } catch (e) { data = null; }
+    if (resp.ok) return {ok: true, status: resp.status, data};
+    return {ok: false, status: resp.status, data, error: (data && data.error) || {code: "error", message: resp.statusText}};
+  };
+  k.errorText = (error) => {
+    const known = (UI[k.lang] || UI.de)[error.code];
+    return typeof known === "string" ? known : error.message;
+  };
+
+  k.loadRules = async () => {
+    if (k.labels) return;
+    const r = await k.api("GET", "/api/rules");
+    if (r.ok) { k.labels = r.data.labels; k.rules = r.data; }
+  };
+
+  /* Live state: Server-Sent Events; polling when they are not available. */
+  k.live = (onState, onConnection) => {
+    let fails = 0, poller = null, source = null;
+    const poll = async () => {
+      const r = await k.api("GET", "/api/state");
+      if (r.ok) { onState(r.data); onConnection && onConnection(true); }
+      else onConnection && onConnection(false);
+    };
+    const start = () => {
+      source = new EventSource("/api/events");
+      source.addEventListener("state", (e) => { fails = 0; onConnection && onConnection(true); onState(JSON.parse(e.data)); });
+      source.onerror = () => {
+        fails += 1;
+        onConnection && onConnection(false);
+        if (fails >= 4 && !poller) { source.close(); poller = setInterval(poll, 2000); setTimeout(() => { clearInterval(poller); poller = null; fails = 0; start(); }, 60000); }
+      };
+    };
+    start();
+    return {refresh: poll};
+  };
+
+  /* ---- dice ----------------------------------------------------------------------- */
+
+  k.die = (value, opts = {}) => {
+    const cls = ["die"];
+    if (opts.unsure) cls.push("unsure");
+    if (opts.corrected) cls.push("corrected");
+    if (opts.held) cls.push("held");
+    if (value === null || value === undefined) cls.push("unknown");
+    let inner;
+    if (value === null || value === undefined) {
+      inner = `<text x="50" y="66" text-anchor="middle" font-size="48" fill="#b3261e">?</text>`;
+    } else if (ANIMAL[value]) {
+      inner = `<text x="50" y="70" text-anchor="middle" font-size="56">${ANIMAL[value]}</text>`;
+    } else {
+      const pips = PIPS[value] || [];
+      inner = pips.map(([x, y]) => `<circle cx="${x}" cy="${y}" r="9.5"/>`).join("");
+    }
+    const badge = opts.unsure ? `<circle class="badge" cx="88" cy="12" r="12"/><text x="88" y="19" text-anchor="middle" font-size="18" fill="#fff">?</text>` :
+      opts.corrected ? `<circle class="badge fixed" cx="88" cy="12" r="12"/><text x="88" y="18" text-anchor="middle" font-size="16" fill="#fff">✓</text>` : "";
+    const title = opts.title ? `<title>${k.esc(opts.title)}</title>` : "";
+    return `<svg class="${cls.join(" ")}" viewBox="-2 -2 104 104" role="img" aria-label="${k.esc(value ?? "?")}">${title}<rect class="face" x="2" y="2" width="96" height="96" rx="18"/>${inner}${badge}</svg>`;
+  };
+  /* Why the camera's throw needs a look: its problems, and every flagged or missing die. */
+  k.pendingLines = (pending) => {
+    const lines = [...pending.problems];
+    pending.dice.forEach((v, i) => {
+      const flag = pending.flags[i] || (v === null ? "missing" : null);
+      if (flag) lines.push(k.t("die_flag", {n: i + 1, flag: k.t("flag_" + flag)}));
+    });
+    return lines;
+  };
+  k.faceName = (value, kids) => (typeof value === "string" ? k.label(value, kids) : String(value));
+
+  /* What the page should show as the dice of the turn: pending throw first, then the last. */
+  k.currentDice = (state) => {
+    if (state.pending) {
+      return state.pending.dice.map((v, i) => ({value: v, unsure: !!state.pending.flags[i] || v === null,
+        title: state.pending.flags[i] || ""}));
+    }
+    const turn = state.block.turn;
+    if (!turn || !turn.throws.length) return null;
+    const last = turn.throws[turn.throws.length - 1];
+    const info = state.last_throw || {};
+    return last.dice.map((v, i) => {
+      const conf = info.confidence ? info.confidence[i] : null;
+      const flag = info.flags ? info.flags[i] : null;
+      return {value: v, unsure: !!flag || (conf !== null && conf !== undefined && conf < 0.8),
+        corrected: (info.corrected || []).includes(i),
+        held: (last.held || []).includes(i),
+        title: flag || (conf != null ? `${Math.round(conf * 100)} %` : "")};
+    });
+  };
+
+  /* ---- the Kniffel-Block ---------------------------------------------------------- */
+
+  k.block = (block, sheet, opts = {}) => {
+    const kids = sheet.kids;
+    const several = block.columns.length > 1;
+    const turn = block.turn;
+    const cols = [];
+    block.players.forEach((p, pi) => p.columns.forEach((c) => cols.push({p, pi, c})));
+    const current = turn ? turn.player : null;
+    const options = {};
+    if (turn && opts.preview !== false) for (const o of turn.options) options[`${o.column}/${o.box}`] = o;
+    const th = cols.map(({p, c}, i) => {
+      const first = i === 0 || cols[i - 1].p !== p;
+      const cur = p.name === current ? " current" : "";
+      const win = block.winners.includes(p.name) ? " winner" : "";
+      return `<th class="pcol${cur}${win}${first ? " first" : ""}" scope="col"><span class="pname">${k.esc(p.name)}</span>${several ? `<span class="cname">${k.esc(k.label(c.name))}</span>` : ""}</th>`;
+    }).join("");
+    const cell = (v, col, box) => {
+      const first = cols.indexOf(col) === 0 || cols[cols.indexOf(col) - 1].p !== col.p;
+      const cls = ["v"];
+      if (first) cls.push("first");
+      if (col.p.name === current) cls.push("current");
+      if (v !== null && v !== undefined) return `<td class="${cls.join(" ")}">${v}</td>`;
+      const o = col.p.name === current ? options[`${col.c.name}/${box}`] : null;
+      if (!o) return `<td class="${cls.join(" ")}"></td>`;
+      if (o.legal) {
+        cls.push("preview");
+        if (opts.suggested && opts.suggested.box === box && opts.suggested.column === col.c.name) cls.push("best");
+        return `<td class="${cls.join(" ")}" title="${k.esc(k.label(box, kids))}">${o.points}</td>`;
+      }
+      cls.push("closed");
+      return `<td class="${cls.join(" ")}" title="${k.esc(k.reason(o.reason, kids))}">–</td>`;
+    };
+    const row = (name, values, cls) => `<tr class="${cls || ""}"><th scope="row">${k.esc(name)}</th>${values.join("")}</tr>`;
+    const sumCell = (col, v) => {
+      const first = cols.indexOf(col) === 0 || cols[cols.indexOf(col) - 1].p !== col.p;
+      return `<td class="v${first ? " first" : ""}${col.p.name === current ? " current" : ""}">${v}</td>`;
+    };
+    const rows = [];
+    for (const b of sheet.upper) rows.push(row(k.label(b, kids), cols.map((col) => cell(col.c.boxes[b], col, b)), "box"));
+    if (sheet.bonus) {
+      rows.push(row(k.label("upper_sum"), cols.map((col) => sumCell(col, col.c.upper_sum)), "sum"));
+      rows.push(row(k.label("bonus"), cols.map((col) => sumCell(col, col.c.bonus)), "sum"));
+      rows.push(row(k.label("upper_total"), cols.map((col) => sumCell(col, col.c.upper_sum + col.c.bonus)), "sum strong"));
+    }
+    rows.push(`<tr class="gap"><td colspan="${cols.length + 1}"></td></tr>`);
+    for (const b of sheet.lower) rows.push(row(k.label(b, kids), cols.map((col) => cell(col.c.boxes[b], col, b)), "box"));
+    if (sheet.bonus) {
+      rows.push(row(k.label("extra_bonus"), cols.map((col) => sumCell(col, col.c.extra_bonus)), "sum"));
+      rows.push(row(k.label("lower_sum"), cols.map((col) => sumCell(col, col.c.lower_sum + col.c.extra_bonus)), "sum"));
+      rows.push(row(k.label("upper_total"), cols.map((col) => sumCell(col, col.c.upper_sum + col.c.bonus)), "sum"));
+    }
+    if (several) {
+      rows.push(row(k.label("total") + " (" + k.label("column") + ")", cols.map((col) => sumCell(col, col.c.total)), "sum"));
+    }
+    const totals = cols.map((col, i) => {
+      const first = i === 0 || cols[i - 1].p !== col.p;
+      if (!first) return "";
+      const span = col.p.columns.length;
+      return `<td class="v total first${col.p.name === current ? " current" : ""}" colspan="${span}">${col.p.total}</td>`;
+    });
+    rows.push(`<tr class="sum total"><th scope="row">${k.esc(k.label("total"))}</th>${totals.join("")}</tr>`);
+    return `<table class="kblock${cols.length > 6 ? " dense" : ""}"><thead><tr><th class="corner">${k.esc(sheet.title)}</th>${th}</tr></thead><tbody>${rows.join("")}</tbody></table>`;
+  };
+
+  k.undoText = (undo, kids) => {
+    if (!undo) return k.t("nothing_undo");
+    if (undo.kind === "throw") return k.t("undo_throw", {n: undo.number, player: undo.player});
+    if (undo.kind === "announce") return k.t("undo_announce", {box: k.label(undo.box, kids)});
+    return k.t("undo_enter", {player: undo.player, box: k.label(undo.box, kids), points: undo.points ?? ""});
+  };
+
+  k.toast = (text, kind) => {
+    let box = document.getElementById("toast");
+    if (!box) {
+      box = document.createElement("div");
+      box.id = "toast";
+      box.setAttribute("role", "status");
+      box.setAttribute("aria-live", "polite");
+      document.body.appendChild(box);
+    }
+    box.textContent = text;
+    box.className = "show " + (kind || "");
+    clearTimeout(k._toastTimer);
+    k._toastTimer = setTimeout(() => { box.className = ""; }, 4500);
+  };
+
+  k.time = (t) => new Date(t * 1000).toLocaleString(k.lang === "de" ? "de-DE" : "en-GB",
+    {dateStyle: "medium", timeStyle: "short"});
+
+  return k;
+})();
