@@ -1,0 +1,456 @@
+"""The camera loop: watch the table, read each throw once it has settled, keep the dice in
+a stable order so held dice keep their index, and survive a camera that fails.
+
+    watcher = TableWatcher(camera, reader, config.table, on_throw=service.observe_throw,
+                           on_status=service.set_camera_status, on_alive=notifier.watchdog)
+    watcher.start()          # a daemon thread; never raises, retries the camera itself
+    watcher.new_turn()       # the next throw is the first of a turn (all five thrown)
+    watcher.preview_jpeg()   # for the MJPEG preview: the last read drawn in, or live
+
+Only the small lores stream is looked at all the time (vision.settle); the full frame is
+captured and read once per throw, and again when a die is nudged afterwards (then the
+throw is updated, not added).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+import math
+import threading
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import cv2
+import numpy as np
+
+from vision.reading import DiceReader, DieReading, DieValue, Reading
+from vision.settle import MOVING, NUDGED, QUIET, SETTLED, SettleDetector, SettleEvent
+
+log = logging.getLogger(__name__)
+
+Point = tuple[float, float]
+EXPECTED_DICE = 5
+#: A die within this share of its size of where a die of the same value lay has not moved.
+UNMOVED = 0.3
+#: Flags in the words the table shows.
+FLAG_WORDS = {"tilted": "is tilted", "stacked": "lies on another die",
+              "cut": "is cut off at the edge of the picture", "unreadable": "cannot be read"}
+PREVIEW_WIDTH = 960
+
+
+@dataclass(frozen=True)
+class ObservedThrow:
+    """A settled throw as the camera saw it.
+
+    values: one per die in a stable order (at least five; a die not seen is None): held dice
+    keep the index they had. reading: the dice in the same order (a die not seen is a
+    placeholder with value None and confidence 0). held: indices kept from the previous
+    observed throw of the turn ([] on the first throw; None: unknown). update: a re-read of
+    the same throw (a die was nudged): replace it, don't add one. problems: why the table
+    should ask instead of trusting it ("4 dice seen, 5 expected", "die 3 is tilted")."""
+
+    values: list[DieValue | None]
+    held: list[int] | None
+    reading: Reading
+    frame_jpeg: bytes
+    update: bool
+    problems: list[str]
+
+
+# ---- geometry -------------------------------------------------------------------------------
+
+def inside(point: Point, polygon: Sequence[Point]) -> bool:
+    """Whether `point` lies in `polygon` (an empty polygon is the whole view)."""
+    if len(polygon) < 3:
+        return True
+    contour = np.asarray(polygon, np.float32).reshape(-1, 1, 2)
+    return cv2.pointPolygonTest(contour, (float(point[0]), float(point[1])), False) >= 0
+
+
+def die_size(die: DieReading) -> float:
+    x0, y0, x1, y1 = die.box
+    return max(1.0, math.sqrt(max(1, x1 - x0) * max(1, y1 - y0)))
+
+
+def _distance(a: DieReading, b: DieReading) -> float:
+    return math.hypot(a.x - b.x, a.y - b.y)
+
+
+def _scaled(polygon: Sequence[Point], sx: float, sy: float) -> tuple[Point, ...]:
+    return tuple((x * sx, y * sy) for x, y in polygon)
+
+
+def placeholder() -> DieReading:
+    """Stands in for a die that was not seen, so values and reading stay aligned."""
+    return DieReading(None, 0.0, 0.0, 0.0, (0, 0, 0, 0), None)
+
+
+def unmoved(die: DieReading, before: DieReading, tolerance: float = UNMOVED) -> bool:
+    return (die.value is not None and die.value == before.value
+            and _distance(die, before) <= tolerance * die_size(before))
+
+
+def assign_indices(previous: Sequence[DieReading | None] | None, dice: Sequence[DieReading],
+                   keep_area: Sequence[Point] = (), expected: int = EXPECTED_DICE,
+                   tolerance: float = UNMOVED) -> tuple[list[DieReading | None], list[int]]:
+    """Put the dice of a new throw in slots: (slots, held indices).
+
+    First throw of a turn (`previous` None): the reader's order, nobody held. Later throws:
+    with a keep area, its dice are the held ones, each taking the slot of the previous die
+    with the same value nearest to it; without one, a die lying (within `tolerance` of its
+    size) where a die of the same value lay is held and keeps that slot. Thrown dice fill
+    the free slots in the reader's order."""
+    slots: list[DieReading | None] = [None] * max(expected, len(dice),
+                                                  len(previous or ()))
+    if not previous:
+        for i, die in enumerate(dice):
+            slots[i] = die
+        return slots, []
+    pairs: list[tuple[float, int, int]] = []
+    for j, die in enumerate(dice):
+        in_keep = bool(keep_area) and inside((die.x, die.y), keep_area)
+        if keep_area and not in_keep:
+            continue
+        for i, before in enumerate(previous):
+            if before is None or die.value is None or die.value != before.value:
+                continue
+            if in_keep or unmoved(die, before, tolerance):
+                pairs.append((_distance(die, before), j, i))
+    used_dice: set[int] = set()
+    held: list[int] = []
+    for _, j, i in sorted(pairs):
+        if j in used_dice or slots[i] is not None:
+            continue
+        slots[i] = dice[j]
+        used_dice.add(j)
+        held.append(i)
+    free = (i for i in range(len(slots)) if slots[i] is None and i not in held)
+    for j, die in enumerate(dice):
+        if j not in used_dice:
+            slot = next(free, None)
+            if slot is None:
+                slots.append(die)
+            else:
+                slots[slot] = die
+    return slots, sorted(held)
+
+
+def follow(current: Sequence[DieReading | None], dice: Sequence[DieReading],
+           expected: int = EXPECTED_DICE) -> list[DieReading | None]:
+    """The dice of a re-read in the slots of the throw they update: each takes the slot of
+    the nearest die it can be (within its size); others fill free slots."""
+    slots: list[DieReading | None] = [None] * max(expected, len(dice), len(current))
+    pairs = sorted((_distance(d, c), j, i) for j, d in enumerate(dice)
+                   for i, c in enumerate(current)
+                   if c is not None and _distance(d, c) <= 1.0 * die_size(c))
+    used: set[int] = set()
+    for _, j, i in pairs:
+        if j in used or slots[i] is not None:
+            continue
+        slots[i] = dice[j]
+        used.add(j)
+    rest = [d for j, d in enumerate(dice) if j not in used]
+    for i in range(len(slots)):
+        if slots[i] is None and rest:
+            slots[i] = rest.pop(0)
+    return slots + rest
+
+
+def problems_of(slots: Sequence[DieReading | None], expected: int = EXPECTED_DICE) -> list[str]:
+    """Why a throw needs a person: the wrong number of dice, flagged or unreadable dice."""
+    seen = sum(1 for d in slots if d is not None)
+    out = [] if seen == expected else [f"{seen} dice seen, {expected} expected"]
+    for i, die in enumerate(slots):
+        if die is None:
+            continue
+        if die.flag:
+            out.append(f"die {i + 1} {FLAG_WORDS.get(die.flag, die.flag)}")
+        elif die.value is None:
+            out.append(f"die {i + 1} cannot be read")
+    return out
+
+
+def encode_jpeg(frame: np.ndarray, quality: int = 85, width: int | None = None) -> bytes:
+    if width is not None and frame.shape[1] > width:
+        height = round(frame.shape[0] * width / frame.shape[1])
+        frame = cv2.resize(frame, (width, height), interpolation=cv2.INTER_AREA)
+    ok, buf = cv2.imencode(".jpg", frame, [cv2.IMWRITE_JPEG_QUALITY, quality])
+    return buf.tobytes() if ok else b""
+
+
+# ---- the loop -------------------------------------------------------------------------------
+
+class TableWatcher:
+    """Watches the table in a daemon thread: lores → SettleDetector; on `settled` the main
+    frame is captured and read, the dice are put in stable slots and `on_throw` gets an
+    ObservedThrow; on `nudged` the throw is re-read and sent again as an update when it
+    changed. `on_status(state, message)`: "ok" | "moving" | "failed". `on_alive()` after
+    every frame the camera delivers (the systemd watchdog: silent while the camera fails).
+    A failing camera is stopped and started again in the background with a growing pause;
+    the thread never dies of an exception."""
+
+    def __init__(self, camera: Any, reader: DiceReader, table: Any,
+                 on_throw: Callable[[ObservedThrow], None],
+                 on_status: Callable[[str, str], None] | None = None,
+                 on_alive: Callable[[], None] | None = None, *, expected: int = EXPECTED_DICE,
+                 fps: float | None = 12.0, retry: tuple[float, float] = (0.5, 10.0),
+                 sleep: Callable[[float], None] | None = None) -> None:
+        self.camera = camera
+        self.reader = reader
+        self.table = table
+        self.on_throw = on_throw
+        self.on_status = on_status
+        self.on_alive = on_alive
+        self.expected = expected
+        self.fps = fps
+        self.retry = retry
+        self._stop = threading.Event()
+        self._sleep = sleep or self._stop.wait
+        self._lock = threading.Lock()
+        self._thread: threading.Thread | None = None
+        clock = getattr(camera, "clock", None)
+        self._clock: Callable[[], float] = clock if callable(clock) else time.monotonic
+        self.detector: SettleDetector | None = None
+        self._status: tuple[str, str] | None = None
+        self._open = False
+        # the turn: the dice of the last observed throw in their slots
+        self._current: list[DieReading | None] | None = None
+        self._held: list[int] | None = None
+        self._problems = False
+        self._first = True  # the next throw starts a turn
+        self._last_seen: list[DieReading] = []  # every die of the last read, any turn
+        # the preview
+        self._lores: np.ndarray | None = None
+        self._annotated: np.ndarray | None = None
+        self._generation = 0
+        self._preview: tuple[int, bytes] | None = None
+        self.frames = 0
+        self.reads = 0
+
+    # ---- control ------------------------------------------------------------------------
+
+    def start(self) -> None:
+        if self._thread is not None:
+            return
+        self._thread = threading.Thread(target=self._run, name="table-watcher", daemon=True)
+        self._thread.start()
+
+    def stop(self) -> None:
+        self._stop.set()
+        thread = self._thread
+        if thread is not None and thread is not threading.current_thread():
+            thread.join(timeout=5)
+        self._close()
+
+    def new_turn(self) -> None:
+        """The next throw is the first of a turn: every die is thrown, nobody holds."""
+        with self._lock:
+            self._first = True
+
+    def preview_jpeg(self) -> bytes | None:
+        """The last read with the dice drawn in, or the live lores picture while the dice
+        move (None while the camera fails). The same bytes object until the picture
+        changes, so a stream can skip repeats."""
+        with self._lock:
+            if not self._open:
+                return None
+            generation = self._generation
+            cached = self._preview
+            moving = self.detector is not None and self.detector.state != "idle"
+            frame = self._lores if (moving or self._annotated is None) else self._annotated
+        if cached is not None and cached[0] == generation:
+            return cached[1]
+        if frame is None:
+            return None
+        if frame.ndim == 2:
+            frame = cv2.cvtColor(frame, cv2.COLOR_GRAY2BGR)
+        if frame.shape[1] < 480:
+            frame = cv2.resize(frame, (frame.shape[1] * 2, frame.shape[0] * 2),
+                               interpolation=cv2.INTER_LINEAR)
+        data = encode_jpeg(frame, 80, PREVIEW_WIDTH)
+        with self._lock:
+            self._preview = (generation, data)
+        return data
+
+    # ---- the thread ----------------------------------------------------------------------
+
+    def _say(self, state: str, message: str) -> None:
+        if self._status == (state, message) or self.on_status is None:
+            self._status = (state, message)
+            return
+        self._status = (state, message)
+        try:
+            self.on_status(state, message)
+        except Exception:
+            log.exception("on_status failed")
+
+    def _close(self) -> None:
+        with self._lock:
+            self._open = False
+        with contextlib.suppress(Exception):
+            self.camera.stop()
+
+    def _run(self) -> None:
+        pause = self.retry[0]
+        name = getattr(self.camera, "name", "camera")
+        while not self._stop.is_set():
+            if not self._open:
+                try:
+                    self.camera.start()
+                except Exception as exc:
+                    self._say("failed", f"camera {name}: {_line(exc)} (trying again in "
+                              f"{pause:.0f} s; enter the throws by hand meanwhile)")
+                    self._close()
+                    self._sleep(pause)
+                    pause = min(pause * 2, self.retry[1])
+                    continue
+                with self._lock:
+                    self._open = True
+                if self.detector is not None:
+                    self.detector.reset()
+                self._say("ok", f"camera {name} is watching the table")
+            began = time.monotonic()
+            try:
+                self._step()
+                pause = self.retry[0]
+            except _CameraFailed as failed:
+                self._say("failed", f"camera {name}: {failed} (trying again in {pause:.0f} s; "
+                          "enter the throws by hand meanwhile)")
+                self._close()
+                self._sleep(pause)
+                pause = min(pause * 2, self.retry[1])
+                continue
+            except Exception:  # a bug must not stop the table watching
+                log.exception("camera loop")
+            if self.fps:
+                rest = 1.0 / self.fps - (time.monotonic() - began)
+                if rest > 0:
+                    self._sleep(rest)
+
+    def _step(self) -> None:
+        try:
+            frame = self.camera.lores()
+        except Exception as exc:
+            raise _CameraFailed(_line(exc)) from None
+        if frame is None:
+            raise _CameraFailed("no picture")
+        if self.on_alive is not None:
+            try:
+                self.on_alive()
+            except Exception:
+                log.exception("on_alive failed")
+        self.frames += 1
+        if self.detector is None:
+            self.detector = self._detector(frame.shape[1], frame.shape[0])
+        with self._lock:
+            self._lores = frame
+            if self.detector.state != "idle" or self._annotated is None:
+                self._generation += 1
+        event = self.detector.update(frame, self._clock())
+        if event is not None:
+            self._handle(event)
+
+    def _detector(self, width: int, height: int) -> SettleDetector:
+        main = getattr(getattr(self.camera, "config", None), "main_size", None) or (width, height)
+        areas = [a for a in (self.table.throw_area, self.table.keep_area) if a]
+        return SettleDetector.for_table(self.table.settle_seconds, (width, height),
+                                        tuple(main), areas)
+
+    def _handle(self, event: SettleEvent) -> None:
+        if event.kind == MOVING:
+            self._say("moving", "dice are moving")
+            return
+        if event.kind == QUIET:
+            self._say("ok", "watching the table")
+            return
+        if event.kind in (SETTLED, NUDGED):
+            try:
+                frame = self.camera.capture()
+            except Exception as exc:
+                raise _CameraFailed(_line(exc)) from None
+            self._read(frame, update=event.kind == NUDGED)
+            self._say("ok", "watching the table")
+
+    # ---- reading -------------------------------------------------------------------------
+
+    def _areas(self, frame: np.ndarray) -> tuple[tuple[Point, ...], tuple[Point, ...]]:
+        """Throw and keep area in the pixels of `frame` (they are set in main_size pixels)."""
+        main = getattr(getattr(self.camera, "config", None), "main_size", None)
+        sx = sy = 1.0
+        if main:
+            sx, sy = frame.shape[1] / main[0], frame.shape[0] / main[1]
+        return (_scaled(self.table.throw_area, sx, sy), _scaled(self.table.keep_area, sx, sy))
+
+    def _read(self, frame: np.ndarray, update: bool) -> None:
+        reading = self.reader.read(frame)
+        self.reads += 1
+        throw_area, keep_area = self._areas(frame)
+        # an empty throw area is the whole view; with one, dice elsewhere are not in play
+        dice = [d for d in reading.dice if not throw_area or inside((d.x, d.y), throw_area)
+                or (keep_area and inside((d.x, d.y), keep_area))]
+        from vision.annotate import annotate
+
+        with self._lock:
+            self._annotated = annotate(frame, Reading(tuple(dice), reading.warnings))
+            self._generation += 1
+            first = self._first
+        observed = self._observe(dice, reading, frame, update, first, keep_area)
+        if observed is None:
+            return
+        try:
+            self.on_throw(observed)
+        except Exception:
+            log.exception("on_throw failed")
+
+    def _observe(self, dice: list[DieReading], reading: Reading, frame: np.ndarray,
+                 update: bool, first: bool, keep_area: tuple[Point, ...]
+                 ) -> ObservedThrow | None:
+        last_seen, self._last_seen = self._last_seen, list(dice)
+        if update and self._current is not None:
+            slots = follow(self._current, dice, self.expected)
+            if _same(slots, self._current):
+                return None
+            held = None if self._held is None else [
+                i for i in self._held
+                if slots[i] is not None and self._current[i] is not None
+                and slots[i].value == self._current[i].value]  # type: ignore[union-attr]
+        else:
+            if not dice or (last_seen and all(any(unmoved(d, b) for b in last_seen)
+                                              for d in dice)):
+                return None  # nothing was thrown (dice picked up, or back as they were)
+            previous = None if first else self._current
+            slots, held_list = assign_indices(previous, dice, keep_area, self.expected)
+            held = None if (self._problems and not first) else held_list
+            update = False
+            with self._lock:
+                self._first = False
+        problems = problems_of(slots, self.expected)
+        self._current, self._held, self._problems = slots, held, bool(problems)
+        ordered = tuple(d if d is not None else placeholder() for d in slots)
+        return ObservedThrow([d.value for d in ordered], held,
+                             Reading(ordered, reading.warnings), encode_jpeg(frame, 85),
+                             update, problems)
+
+
+class _CameraFailed(Exception):
+    """The camera stopped delivering; the message is one line."""
+
+
+def _line(exc: BaseException) -> str:
+    return " ".join(str(exc).split()) or exc.__class__.__name__
+
+
+def _same(a: Sequence[DieReading | None], b: Sequence[DieReading | None]) -> bool:
+    """Same values and (within 0.15 of a die) the same places."""
+    if len(a) != len(b):
+        return False
+    for x, y in zip(a, b, strict=True):
+        if (x is None) != (y is None):
+            return False
+        if x is not None and y is not None and not unmoved(x, y, 0.15) and not (
+                x.value is None and y.value is None and _distance(x, y) <= 0.15 * die_size(y)):
+            return False
+    return True
