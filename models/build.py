@@ -44,8 +44,8 @@ def generate(folder: str, kind: str, count: int, seed: int, workers: int = 2) ->
 
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--detector-steps", type=int, default=2500)
-    ap.add_argument("--classifier-steps", type=int, default=3000)
+    ap.add_argument("--detector-steps", type=int, default=6000)
+    ap.add_argument("--classifier-steps", type=int, default=6000)
     ap.add_argument("--only", choices=["detector", "classifier"], default=None)
     args = ap.parse_args()
     start = time.time()
@@ -58,7 +58,8 @@ def main() -> int:
     if args.only in (None, "classifier"):
         subprocess.run([*train, "classifier", "--data", *folders, "--real", "Train", "--out",
                         str(MODELS / "classifier.onnx"), "--steps",
-                        str(args.classifier_steps), "--batch", "32", "--seed", "12"],
+                        str(args.classifier_steps), "--batch", "32", "--seed", "12",
+                        "--hard-negatives", str(MODELS / "detector.onnx")],
                        check=True, cwd=ROOT)
     print(f"make models: done in {(time.time() - start) / 60:.1f} min", flush=True)
     return 0

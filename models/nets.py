@@ -4,8 +4,8 @@
   die's top face is centred there (heatmap), the sub-cell offset of that centre and the size
   of the die's visible body (log width/height in input pixels).
 - FaceClassifier: reads a 64×64 crop centred on a die's top face: the value (12 faces: six pip
-  counts, six animals), the crop's quality (ok / tilted / stacked / not a die) and an embedding that
-  `kniffel teach` uses to learn new dice sets by nearest neighbour.
+  counts, six animals), the crop's quality (ok / tilted / stacked / unreadable / not a die)
+  and an embedding that `kniffel teach` uses to learn new dice sets by nearest neighbour.
 """
 
 from __future__ import annotations
@@ -15,7 +15,7 @@ from torch import nn
 from torch.nn import functional as F
 
 FACES = ("1", "2", "3", "4", "5", "6", "duck", "lion", "mouse", "cat", "dog", "elephant")
-QUALITY = ("ok", "tilted", "stacked", "no_die")
+QUALITY = ("ok", "tilted", "stacked", "unreadable", "no_die")
 EMBED_DIM = 64
 
 
@@ -62,7 +62,7 @@ class DiceDetector(nn.Module):
 
 
 class FaceClassifier(nn.Module):
-    def __init__(self, width: int = 16) -> None:
+    def __init__(self, width: int = 24) -> None:
         super().__init__()
         w = width
         self.features = nn.Sequential(

@@ -217,13 +217,17 @@ def train_detector(samples: list[DetSample], steps: int, batch: int, crop: int,
 # Classifier
 # ---------------------------------------------------------------------------------------
 
-QUALITY_OF_FLAG = {None: "ok", "tilted": "tilted", "stacked": "stacked"}
+QUALITY_OF_FLAG = {None: "ok", "tilted": "tilted", "stacked": "stacked",
+                   "unreadable": "unreadable"}
 
 
 def classifier_crops(scenes: Iterable[Scene], rng: np.random.Generator,
-                     per_synth_die: int, per_real_die: int, negatives_per_scene: int
+                     per_synth_die: int, per_real_die: int, negatives_per_scene: int,
+                     detector: object | None = None
                      ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Jittered crops around labelled top faces, plus crops that show no die."""
+    """Jittered crops around labelled top faces, plus crops that show no die: random
+    places, places beside a die, and (with a trained detector) the detector's own false
+    finds — the hard negatives the classifier must learn to turn down."""
     crops: list[np.ndarray] = []
     values: list[int] = []
     quality: list[int] = []
@@ -233,7 +237,7 @@ def classifier_crops(scenes: Iterable[Scene], rng: np.random.Generator,
         sizes = [die_size(d.box) for d in label.dice] or [0.08 * max(w, h)]
         for die in label.dice:
             if die.flag not in QUALITY_OF_FLAG:
-                continue  # cut by the frame or unreadable: the judge decides, not the crop
+                continue  # cut by the frame: the judge decides by geometry, not the crop
             size = die_size(die.box)
             for _ in range(per_die):
                 jitter = rng.normal(0, 0.06, 2) * size
@@ -260,6 +264,16 @@ def classifier_crops(scenes: Iterable[Scene], rng: np.random.Generator,
             values.append(-1)
             quality.append(QUALITY.index("no_die"))
             made += 1
+        if detector is not None:
+            for cand in detector.detect(image):  # type: ignore[attr-defined]
+                near = [die_size(d.box) for d in label.dice
+                        if np.hypot(cand.x - d.center[0], cand.y - d.center[1])
+                        < 0.5 * die_size(d.box)]
+                if not near:
+                    crops.append(crop_die(image, cand.x, cand.y, cand.size,
+                                          angle=rng.uniform(0, 360)))
+                    values.append(-1)
+                    quality.append(QUALITY.index("no_die"))
     return np.stack(crops), np.array(values, np.int64), np.array(quality, np.int64)
 
 
@@ -335,6 +349,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--batch", type=int, default=32)
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("--threads", type=int, default=2)
+    ap.add_argument("--hard-negatives", type=Path, default=None, metavar="DETECTOR.onnx",
+                    help="classifier: add the false finds of this detector as negatives")
     args = ap.parse_args(argv)
     if args.real == "Valid":
         ap.error("the real Valid split is for evaluation only")
@@ -353,8 +369,14 @@ def main(argv: list[str] | None = None) -> int:
                {**info, "long_side": str(DETECTOR_LONG_SIDE), "stride": str(DETECTOR_STRIDE)})
     else:
         rng = np.random.default_rng(args.seed)
-        crops, values, quality = classifier_crops(scenes, rng, per_synth_die=2,
-                                                  per_real_die=10, negatives_per_scene=2)
+        detector = None
+        if args.hard_negatives:
+            from vision.detector import OnnxDetector
+
+            detector = OnnxDetector(args.hard_negatives, threads=args.threads)
+        crops, values, quality = classifier_crops(scenes, rng, per_synth_die=3,
+                                                  per_real_die=10, negatives_per_scene=3,
+                                                  detector=detector)
         log(f"{len(crops)} crops ({int((values >= 0).sum())} with a value)")
         net = train_classifier(crops, values, quality, args.steps, args.batch * 4, args.seed)
         export(net, torch.zeros(2, 3, CROP_SIZE, CROP_SIZE), args.out, ["crops"],

@@ -156,9 +156,32 @@ def test_evaluate_with_arrays_and_paths(tmp_path: Path) -> None:
     bad = evaluate(OracleReader({10: a, 20: b}, wrong=True), samples)
     assert bad.accuracy == 0.0 and bad.silent_errors == 3 and bad.silent_rate == 1.0
     table = format_table({"oracle | tiny": good, "liar | tiny": bad})
-    for text in ("oracle", "liar", "tiny", "per-die accuracy", "100.0%", "silent errors",
-                 "3 (100.0%)"):
+    for text in ("oracle", "liar", "tiny", "per-die accuracy", "100.00%", "silent errors",
+                 "3 (100.00%)"):
         assert text in table
     assert len({len(line) for line in table.splitlines()[:-1]}) == 1  # aligned columns
     with pytest.raises(OSError):
         evaluate(OracleReader({}), [(tmp_path / "missing.png", b)])
+
+
+def test_hard_dice_count_as_handled_when_right_asked_or_missed() -> None:
+    """A cut, tilted, stacked or hidden die need not be read: asking about it is right."""
+    label = SceneLabel("h.png", 200, 100, (
+        lab(1, 20, 20, 10),
+        DieLabel(2, (40, 10, 60, 30), (50, 20), "cut"),
+        DieLabel(3, (80, 10, 100, 30), (90, 20), "tilted"),
+        DieLabel(4, (120, 10, 140, 30), (130, 20), "unreadable"),
+        DieLabel(5, (160, 10, 180, 30), (170, 20), "stacked"),
+    ))
+    reading = Reading((
+        DieReading(1, 0.99, 20, 20, (15, 15, 25, 25)),           # readable, right
+        DieReading(6, 0.99, 50, 20, (40, 10, 60, 30), "cut"),    # wrong but asked
+        DieReading(3, 0.99, 90, 20, (80, 10, 100, 30)),          # right
+        DieReading(6, 0.99, 170, 20, (160, 10, 180, 30)),        # wrong and silent
+    ))                                                           # die 4 not found: caught
+    s = score_image(reading, label)
+    assert (s.readable, s.readable_correct, s.hard_handled) == (1, 1, 3)
+    assert s.silent_errors == 1 and not s.all_right
+    result = EvalResult()
+    result.add(s)
+    assert result.readable_accuracy == 1.0 and result.hard_rate == 0.75

@@ -1,7 +1,7 @@
 """Stage 2: read each die's top face from a crop centred on it.
 
 The network gives the value (six pip counts, six animals), the crop's quality (ok, tilted,
-stacked, no die) and an embedding used by taught dice sets.
+stacked, unreadable, no die) and an embedding used by taught dice sets.
 """
 
 from __future__ import annotations
@@ -17,7 +17,7 @@ from vision.preprocess import crops_tensor
 from vision.reading import ANIMALS, PIP_VALUES, DieValue
 
 FACES: tuple[DieValue, ...] = PIP_VALUES + ANIMALS
-QUALITY: tuple[str, ...] = ("ok", "tilted", "stacked", "no_die")
+QUALITY: tuple[str, ...] = ("ok", "tilted", "stacked", "unreadable", "no_die")
 
 
 @dataclass(frozen=True)
@@ -40,8 +40,10 @@ class OnnxClassifier:
         self.session = open_session(path, threads)
         meta = metadata(self.session)
         faces = json.loads(meta.get("faces", "[]"))
-        if [str(f) for f in FACES] != faces:
-            raise ValueError(f"{path}: model faces {faces} do not match {FACES}")
+        quality = json.loads(meta.get("quality", "[]"))
+        if [str(f) for f in FACES] != faces or list(QUALITY) != quality:
+            raise ValueError(f"{path}: model outputs {faces} / {quality} do not match this "
+                             f"program's {FACES} / {QUALITY}: run `make models`")
 
     def classify(self, crops: list[np.ndarray]) -> FaceScores:
         if not crops:

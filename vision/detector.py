@@ -13,7 +13,7 @@ import cv2
 import numpy as np
 
 from vision.models import DETECTOR_PATH, open_session
-from vision.preprocess import DETECTOR_STRIDE, detector_input
+from vision.preprocess import DETECTOR_LONG_SIDE, DETECTOR_STRIDE, detector_input
 
 
 @dataclass(frozen=True)
@@ -34,8 +34,22 @@ class Detector(Protocol):
     def detect(self, frame_bgr: np.ndarray) -> list[Candidate]: ...
 
 
+#: Dice smaller than this (in detector-input pixels) are looked at again, larger.
+SMALL_DIE = 16.0
+#: ... at a scale that makes them about this big,
+TARGET_DIE = 26.0
+#: ... but never with a longer side than this.
+MAX_LONG_SIDE = 1024
+
+
 class OnnxDetector:
-    """CenterNet-style: peaks of a heatmap on a stride-4 grid, with offset and body size."""
+    """CenterNet-style: peaks of a heatmap on a stride-4 grid, with offset and body size.
+
+    A frame is first searched at DETECTOR_LONG_SIDE. Where its dice come out small (a wide
+    view, a high-resolution camera), two touching dice can merge into one peak, so the frame
+    is searched once more at a scale that makes the dice about TARGET_DIE pixels — sizes the
+    network was trained on (its training scales dice by 0.7–1.4).
+    """
 
     def __init__(self, path: Path = DETECTOR_PATH, threshold: float = 0.3,
                  threads: int = 1) -> None:
@@ -43,9 +57,21 @@ class OnnxDetector:
         self.threshold = threshold
 
     def detect(self, frame_bgr: np.ndarray) -> list[Candidate]:
-        x, scale = detector_input(frame_bgr)
+        found, scale = self._run(frame_bgr, DETECTOR_LONG_SIDE)
+        if found:
+            size = float(np.median([c.size for c in found])) * scale
+            if size < SMALL_DIE:
+                long_side = min(MAX_LONG_SIDE,
+                                32 * round(DETECTOR_LONG_SIDE * TARGET_DIE / size / 32))
+                if long_side > DETECTOR_LONG_SIDE:
+                    found, _ = self._run(frame_bgr, long_side)
+        return found
+
+    def _run(self, frame_bgr: np.ndarray, long_side: int) -> tuple[list[Candidate], float]:
+        x, scale = detector_input(frame_bgr, long_side)
         out = self.session.run(None, {"image": x})[0][0]
-        return decode(out, scale, self.threshold, frame_bgr.shape[1], frame_bgr.shape[0])
+        h, w = frame_bgr.shape[:2]
+        return decode(out, scale, self.threshold, w, h), scale
 
 
 def decode(out: np.ndarray, scale: float, threshold: float, width: int, height: int

@@ -139,6 +139,10 @@ class ImageScore:
     silent_errors: int = 0
     caught_errors: int = 0
     labelled_flagged: int = 0
+    #: unflagged labels read right (the readable dice)
+    readable_correct: int = 0
+    #: flagged labels (hard dice) that were read right, asked about or not found
+    hard_handled: int = 0
     confidences: list[float] = field(default_factory=list)
     #: (label value, predicted value) of matched dice; predicted None = read as unknown
     pairs: list[tuple[DieValue, DieValue | None]] = field(default_factory=list)
@@ -148,8 +152,14 @@ class ImageScore:
         return self.labelled - self.found
 
     @property
+    def readable(self) -> int:
+        return self.labelled - self.labelled_flagged
+
+    @property
     def all_right(self) -> bool:
-        return self.correct == self.labelled and self.extra == 0
+        """Every readable die right, every hard die right or asked about, nothing extra."""
+        return (self.readable_correct == self.readable
+                and self.hard_handled == self.labelled_flagged and self.extra == 0)
 
 
 def score_image(reading: Reading, label: SceneLabel,
@@ -160,6 +170,10 @@ def score_image(reading: Reading, label: SceneLabel,
     s = ImageScore(image=label.image, labelled=len(label.dice), found=len(pairs),
                    labelled_flagged=sum(d.flag is not None for d in label.dice))
     matched = {i for i, _ in pairs}
+    found_labels = {j for _, j in pairs}
+    # A hard die that was not found is caught at the table by the count of dice.
+    s.hard_handled = sum(1 for j, d in enumerate(label.dice)
+                         if d.flag is not None and j not in found_labels)
     for i, j in pairs:
         p, lab = preds[i], label.dice[j]
         s.pairs.append((lab.value, p.value))
@@ -168,6 +182,10 @@ def score_image(reading: Reading, label: SceneLabel,
             s.wrong_value += 1
         else:
             s.correct += 1
+        if lab.flag is None:
+            s.readable_correct += not wrong
+        else:
+            s.hard_handled += (not wrong) or is_asked(p, threshold)
         _count_ask(s, p, wrong, threshold)
     for i, p in enumerate(preds):
         if i not in matched:
@@ -203,6 +221,8 @@ class EvalResult:
     silent_errors: int = 0
     caught_errors: int = 0
     labelled_flagged: int = 0
+    readable_correct: int = 0
+    hard_handled: int = 0
     confidence_sum: float = 0.0
     threshold: float = CONFIDENCE_THRESHOLD
     frame_seconds: list[float] = field(default_factory=list)
@@ -224,6 +244,8 @@ class EvalResult:
         self.silent_errors += s.silent_errors
         self.caught_errors += s.caught_errors
         self.labelled_flagged += s.labelled_flagged
+        self.readable_correct += s.readable_correct
+        self.hard_handled += s.hard_handled
         self.confidence_sum += sum(s.confidences)
         for pair in s.pairs:
             self.confusion[pair] = self.confusion.get(pair, 0) + 1
@@ -235,6 +257,22 @@ class EvalResult:
     def accuracy(self) -> float:
         """Labelled dice read right / labelled dice (a missed die counts as wrong)."""
         return self.correct / self.labelled if self.labelled else float("nan")
+
+    @property
+    def readable(self) -> int:
+        return self.labelled - self.labelled_flagged
+
+    @property
+    def readable_accuracy(self) -> float:
+        """Unflagged labelled dice read right / unflagged labelled dice (missed = wrong):
+        the per-die accuracy on dice that a person can read from the picture."""
+        return self.readable_correct / self.readable if self.readable else float("nan")
+
+    @property
+    def hard_rate(self) -> float:
+        """Flagged labelled dice (cut, tilted, stacked, mostly hidden) read right or asked."""
+        return self.hard_handled / self.labelled_flagged if self.labelled_flagged \
+            else float("nan")
 
     @property
     def recall(self) -> float:
@@ -268,6 +306,8 @@ class EvalResult:
             "images": self.images, "labelled": self.labelled, "found": self.found,
             "missed": self.missed, "extra": self.extra, "correct": self.correct,
             "wrong_value": self.wrong_value, "accuracy": self.accuracy,
+            "readable": self.readable, "readable_accuracy": self.readable_accuracy,
+            "hard": self.labelled_flagged, "hard_handled": self.hard_handled,
             "images_all_right": self.images_all_right, "all_right_rate": self.all_right_rate,
             "asked": self.asked, "silent_errors": self.silent_errors,
             "silent_rate": self.silent_rate, "caught_errors": self.caught_errors,
@@ -310,12 +350,15 @@ _ROWS: tuple[tuple[str, str], ...] = (
     ("found", "{r.found}"),
     ("missed", "{r.missed}"),
     ("extra", "{r.extra}"),
-    ("per-die accuracy", "{r.accuracy:.1%}"),
+    ("readable dice", "{r.readable}"),
+    ("per-die accuracy", "{r.readable_accuracy:.2%}"),
+    ("  (all dice, hard too)", "{r.accuracy:.2%}"),
+    ("hard dice: right/asked", "{r.hard_handled}/{r.labelled_flagged}"),
     ("images all right", "{r.images_all_right} ({r.all_right_rate:.0%})"),
     ("mean confidence", "{r.mean_confidence:.2f}"),
     ("asked (flag/low conf)", "{r.asked}"),
     ("caught errors", "{r.caught_errors}"),
-    ("silent errors", "{r.silent_errors} ({r.silent_rate:.1%})"),
+    ("silent errors", "{r.silent_errors} ({r.silent_rate:.2%})"),
     ("ms/frame (p95)", "{r.ms_per_frame:.1f} ({r.ms_per_frame_p95:.1f})"),
 )
 

@@ -13,7 +13,7 @@ DETECTOR_STRIDE = 4
 #: Side of the square die crop the classifier reads.
 CROP_SIZE = 64
 #: A crop spans this many times the die's body size, centred on its top face.
-CROP_SCALE = 1.15
+CROP_SCALE = 1.0
 
 
 def detector_scale(width: int, height: int, long_side: int = DETECTOR_LONG_SIDE) -> float:
@@ -27,7 +27,8 @@ def detector_input(frame_bgr: np.ndarray, long_side: int = DETECTOR_LONG_SIDE
     h, w = frame_bgr.shape[:2]
     scale = detector_scale(w, h, long_side)
     nw, nh = max(32, round(w * scale)), max(32, round(h * scale))
-    small = cv2.resize(frame_bgr, (nw, nh), interpolation=cv2.INTER_AREA)
+    interp = cv2.INTER_AREA if scale < 1 else cv2.INTER_LINEAR
+    small = cv2.resize(frame_bgr, (nw, nh), interpolation=interp)
     ph, pw = -nh % 32, -nw % 32
     if ph or pw:
         small = cv2.copyMakeBorder(small, 0, ph, 0, pw, cv2.BORDER_REPLICATE)

@@ -107,7 +107,8 @@ class Reader:
         cfg = self.judge
         values, probs = self._values(scores) if candidates else ([], np.zeros(0))
         q = scores.quality
-        no_die, tilted, stacked = (QUALITY.index(k) for k in ("no_die", "tilted", "stacked"))
+        no_die, tilted, stacked, unreadable = (
+            QUALITY.index(k) for k in ("no_die", "tilted", "stacked", "unreadable"))
         dice: list[DieReading] = []
         for i, cand in enumerate(candidates):
             if q[i, no_die] > cfg.drop_no_die:
@@ -122,7 +123,7 @@ class Reader:
             elif (cand.x < margin or cand.y < margin or cand.x > width - margin
                   or cand.y > height - margin):
                 flag = "cut"
-            elif confidence < cfg.min_confidence:
+            elif confidence < cfg.min_confidence or q[i, unreadable] > cfg.flag_quality:
                 flag = "unreadable"
             x0, y0, x1, y1 = cand.box
             box = (max(0, round(x0)), max(0, round(y0)), min(width, round(x1)),

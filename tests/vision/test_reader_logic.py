@@ -173,3 +173,36 @@ def test_taught_set_nearest_neighbour_and_storage(tmp_path: Path) -> None:
     for bad in ("pips", "../x", ""):
         with pytest.raises(DiceSetError):
             check_name(bad)
+
+
+class FakeSession:
+    """Stands in for onnxruntime: one die of `die_px` frame pixels at the frame centre."""
+
+    def __init__(self, die_px: float) -> None:
+        self.die_px = die_px
+        self.shapes: list[tuple[int, ...]] = []
+
+    def run(self, _: object, feed: dict[str, np.ndarray]) -> list[np.ndarray]:
+        x = feed["image"]
+        self.shapes.append(x.shape)
+        gh, gw = x.shape[2] // DETECTOR_STRIDE, x.shape[3] // DETECTOR_STRIDE
+        out = np.zeros((1, 5, gh, gw), np.float32)
+        scale = x.shape[3] / 1600  # frames here are 1600 wide
+        out[0, 0, gh // 3, gw // 2] = 0.9
+        out[0, 3:5, gh // 3, gw // 2] = np.log(self.die_px * scale)
+        return [out]
+
+
+@pytest.mark.parametrize(("die_px", "passes"), [(80.0, 1), (30.0, 2)])
+def test_detector_looks_again_at_small_dice(die_px: float, passes: int) -> None:
+    from vision.detector import OnnxDetector
+
+    detector = OnnxDetector.__new__(OnnxDetector)
+    detector.session = FakeSession(die_px)  # type: ignore[assignment]
+    detector.threshold = 0.3
+    (found,) = detector.detect(np.zeros((1200, 1600, 3), np.uint8))
+    shapes = detector.session.shapes  # type: ignore[attr-defined]
+    assert len(shapes) == passes
+    if passes == 2:
+        assert shapes[1][3] > shapes[0][3]  # the second look is larger
+    assert found.size == pytest.approx(die_px, rel=0.05)

@@ -1,0 +1,120 @@
+"""The shipped ONNX models on frames they were not trained on, through the real reader and
+the `kniffel read` / `kniffel teach` commands."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import cv2
+import numpy as np
+import pytest
+
+from vision.datasets import load_real, real_root
+from vision.evaluation import evaluate
+from vision.models import CLASSIFIER_PATH, DETECTOR_PATH
+from vision.reader import Reader
+from vision.synth import random_scene, render
+
+pytestmark = pytest.mark.skipif(
+    not (DETECTOR_PATH.is_file() and CLASSIFIER_PATH.is_file()),
+    reason="models/*.onnx missing: run `make models`")
+
+#: Seeds for these tests: never used for training (1xx) or the eval sets (9xxxxx, 7xxxxx).
+SEED = 31337
+
+
+@pytest.fixture(scope="module")
+def reader() -> Reader:
+    return Reader.default()
+
+
+def table_scenes(kind: str, count: int) -> list[tuple[np.ndarray, object]]:
+    """Plain table conditions: five dice, nothing in the way, a mounted camera."""
+    rng = np.random.default_rng(SEED + (kind == "animals"))
+    scenes = []
+    for _ in range(count):
+        scene = random_scene(rng, kind, n_dice=5, hand=False, cup=False, tilted=False,
+                             stacked=False, cut=False, tilt_deg=float(rng.uniform(0, 30)),
+                             resolution=(800, 600))
+        scenes.append(render(scene))
+    return scenes
+
+
+@pytest.mark.parametrize("kind", ["pips", "animals"])
+def test_reads_synthetic_tables(reader: Reader, kind: str) -> None:
+    result = evaluate(reader, table_scenes(kind, 12))
+    assert result.readable_accuracy >= 0.95, result.summary()
+    assert result.silent_errors <= 1, result.summary()
+
+
+@pytest.mark.skipif(not real_root().is_dir(), reason="shared real photos not present")
+def test_reads_real_photos(reader: Reader) -> None:
+    result = evaluate(reader, load_real("Valid")[:20])
+    assert result.readable_accuracy >= 0.97, result.summary()
+
+
+def kniffel(*args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, "-m", "web.cli", *args], capture_output=True,
+                          text=True, check=False, env=env, timeout=120)
+
+
+def test_read_cli_json_annotate_and_bad_files(tmp_path: Path) -> None:
+    frame, label = table_scenes("pips", 1)[0]
+    good = tmp_path / "table.jpg"
+    cv2.imwrite(str(good), frame)
+    broken = tmp_path / "broken.jpg"
+    broken.write_bytes(b"not a picture")
+    out = tmp_path / "annotated"
+    result = kniffel("read", str(good), str(broken), str(tmp_path / "missing.jpg"),
+                     "--json", "--annotate", str(out))
+    assert result.returncode == 1
+    errors = result.stderr.strip().splitlines()
+    assert errors == [f"kniffel read: {broken}: not a readable image",
+                      f"kniffel read: {tmp_path / 'missing.jpg'}: no such file"]
+    doc = json.loads(result.stdout)
+    assert [d["image"] for d in doc] == [str(good), str(broken), str(tmp_path / "missing.jpg")]
+    dice = doc[0]["dice"]
+    assert len(dice) == 5 and set(dice[0]) == {"value", "confidence", "x", "y", "box", "flag"}
+    assert sorted(d["value"] for d in dice) == sorted(d.value for d in label.dice)
+    assert (out / "table.jpg").is_file()
+
+
+def test_teach_a_new_dice_set_and_read_with_it(tmp_path: Path) -> None:
+    """Faces the models never saw (the 'farm' art), taught from one photo per face."""
+    import dataclasses
+
+    from vision.synth import random_animal_style
+    from vision.synth.model import ART_SETS
+
+    rng = np.random.default_rng(SEED + 7)
+    style = random_animal_style(rng, art="farm")
+
+    def photo(value: str | None) -> tuple[np.ndarray, object]:
+        scene = random_scene(rng, "animals", art="farm", n_dice=5, hand=False, cup=False,
+                             tilted=False, stacked=False, cut=False, resolution=(800, 600))
+        dice = tuple(dataclasses.replace(d, style=style, value=value or d.value)
+                     for d in scene.dice)
+        return render(dataclasses.replace(scene, dice=dice))
+
+    args = []
+    for face in ART_SETS["farm"]:
+        path = tmp_path / f"{face}.jpg"
+        cv2.imwrite(str(path), photo(face)[0])
+        args.append(f"{face}={path}")
+    env = {**__import__("os").environ, "KNIFFEL_STATE_DIR": str(tmp_path / "state")}
+    taught = kniffel("teach", "--dice-set", "farm", *args, env=env)
+    assert taught.returncode == 0, taught.stderr
+    assert (tmp_path / "state" / "dice-sets" / "farm.npz").is_file()
+    frame, label = photo(None)
+    test = tmp_path / "test.jpg"
+    cv2.imwrite(str(test), frame)
+    read = kniffel("read", str(test), "--dice-set", "farm", "--json", env=env)
+    assert read.returncode == 0, read.stderr
+    values = sorted(d["value"] for d in json.loads(read.stdout)[0]["dice"])
+    assert values == sorted(d.value for d in label.dice)
+    unknown = kniffel("read", str(test), "--dice-set", "zoo", env=env)
+    assert unknown.returncode == 1
+    assert unknown.stderr.strip() == "kniffel read: no dice set 'zoo' (taught: farm)"
