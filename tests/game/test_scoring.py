@@ -424,3 +424,23 @@ def test_kids_faces_and_players() -> None:
     Game.new("kniffel", players=[f"P{i}" for i in range(8)])
     with pytest.raises(MalformedError, match="without variants"):
         Game.new("kids", variants=["scharf"])
+
+
+def test_strict_order_seed_003_examples() -> None:
+    """003: "Wenn man einen Kniffel in einem Dreierpasch bekommt, zählt man auch nur als
+    Dreierpasch (z. B. mit Sechsen 30 Punkte) ... Ein Kniffel in Full-House zählt als
+    Full-House." (house rules, strict order)"""
+    game = Game.new("kniffel-house", variants=["strict-order"])
+    for box in game.rules.ruleset.upper:
+        game.throw([1, 2, 3, 4, 6])
+        game.enter(box)
+    game.throw([6, 6, 6, 6, 6])
+    assert {o.box: o.points for o in game.options() if o.legal} == {"three_of_a_kind": 30}
+    game.enter("three_of_a_kind")
+    game.throw([1, 2, 3, 4, 6])
+    game.enter("four_of_a_kind")
+    game.throw([2, 2, 2, 2, 2])
+    assert {o.box: o.points for o in game.options() if o.legal} == {"full_house": 25}
+    game.enter("full_house")
+    col = game.state.players[0].columns[0]
+    assert col.extra_bonus == 0 and col.boxes[6:9] == (30, 0, 25)
