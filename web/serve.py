@@ -3,7 +3,7 @@
     kniffel serve [--camera KIND[:SOURCE]] [--port 8000] [--host 0.0.0.0] [--config PATH]
 
 Prints `Kniffel table: http://<lan-ip>:<port>/  PIN 1234`. Whatever part is missing — a
-broken config file, no models, no camera loop, a camera that fails — the table still starts:
+broken config file, no (or stale) models, a camera that fails — the table still starts:
 the page says what is off, and throws can be entered by hand. Only this module's top-level
 imports run for `kniffel --help`; everything heavy is imported in run().
 """
@@ -20,19 +20,27 @@ import threading
 from collections.abc import Callable
 from dataclasses import replace
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:  # the real modules are imported in run(): they pull in OpenCV and numpy
+    from hardware.camera import CameraSource
+    from hardware.gpio import TableControls
+    from vision.reading import DiceReader
+    from vision.watch import TableWatcher
+    from web.config import CameraConfig, Config
+    from web.service import DemoPlayer, TableService
 
 log = logging.getLogger("kniffel.serve")
 
-CAMERA_KINDS = ("picamera2", "usb", "replay", "demo", "none")
 #: Waitress threads: every open table view or phone holds one for its event stream.
 THREADS = 24
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--camera", metavar="KIND[:SOURCE]",
-                        help="camera: picamera2, usb[:DEVICE], replay:FOLDER|VIDEO, demo or "
-                             "none (overrides the config file)")
+                        help="camera: picamera2[:NUMBER], usb[:DEVICE], replay:FOLDER|VIDEO "
+                             "(played at its own pace), demo[:SEED] (a table that throws by "
+                             "itself) or none (overrides the config file)")
     parser.add_argument("--port", type=int, help="TCP port (default from config: 8000)")
     parser.add_argument("--host", help="address to listen on (default 0.0.0.0: the whole LAN)")
     parser.add_argument("--config", type=Path, metavar="PATH",
@@ -52,29 +60,27 @@ def lan_ip() -> str:
     return "127.0.0.1"
 
 
-def parse_camera(value: str) -> tuple[str, str]:
-    from web.cli import UserError
-
-    kind, _, source = value.partition(":")
-    if kind not in CAMERA_KINDS:
-        raise UserError(f"--camera {value}: unknown kind {kind!r} "
-                        f"(one of: {', '.join(CAMERA_KINDS)})")
-    if kind == "replay" and not source:
-        raise UserError("--camera replay needs a source: replay:FOLDER or replay:VIDEO")
-    return kind, source
-
-
 class CameraLink:
-    """Camera + dice reader + TableWatcher, started (and restarted) in the background.
+    """Camera + dice reader + TableWatcher, started in the background.
 
-    A camera that cannot be opened or disappears is retried every few seconds; meanwhile
-    the page says so and manual entry works. `preview_jpeg` is None while there is none.
+    A camera that cannot be opened is retried every `retry_seconds`; once the watcher runs it
+    restarts a failing camera itself. Meanwhile the page says so and manual entry works.
+    `preview_jpeg` is None while there is no picture. `open_camera` and `watcher_class`
+    default to hardware.camera.open_camera and vision.watch.TableWatcher (tests pass fakes).
     """
 
-    def __init__(self, service: Any, config: Any, reader: Any,
+    def __init__(self, service: TableService, config: Config, reader: DiceReader,
                  on_alive: Callable[[], None] | None = None, retry_seconds: float = 5.0,
-                 open_camera: Callable[[Any], Any] | None = None,
-                 watcher_class: Any = None) -> None:
+                 open_camera: Callable[[CameraConfig], CameraSource] | None = None,
+                 watcher_class: Callable[..., TableWatcher] | None = None) -> None:
+        if open_camera is None:
+            from hardware.camera import open_camera as default_open
+
+            open_camera = default_open
+        if watcher_class is None:
+            from vision.watch import TableWatcher as default_watcher
+
+            watcher_class = default_watcher
         self.service = service
         self.config = config
         self.reader = reader
@@ -82,7 +88,7 @@ class CameraLink:
         self.retry_seconds = retry_seconds
         self._open_camera = open_camera
         self._watcher_class = watcher_class
-        self.watcher: Any = None
+        self.watcher: TableWatcher | None = None
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._run, name="camera-link", daemon=True)
 
@@ -97,22 +103,27 @@ class CameraLink:
         self.service.set_camera_status(state, message)
 
     def _run(self) -> None:
-        while not self._stop.is_set():
-            if self.watcher is None:
-                try:
-                    camera = self._open_camera(self.config.camera)  # type: ignore[misc]
-                    watcher = self._watcher_class(
-                        camera, self.reader, self.config.table,
-                        on_throw=self.service.observe_throw, on_status=self._status,
-                        on_alive=self.on_alive)
-                    watcher.start()
-                    self.watcher = watcher
-                    self.service.turn_listeners.append(watcher.new_turn)
-                    self._status("ok", f"camera {self.config.camera.kind} is watching the table")
-                except Exception as exc:  # any camera failure: say so, try again later
-                    self._status("failed", f"camera {self.config.camera.kind}: {exc} "
-                                 f"(retrying every {self.retry_seconds:.0f} s)")
-            self._stop.wait(self.retry_seconds)
+        kind = self.config.camera.kind
+        while self.watcher is None and not self._stop.is_set():
+            try:
+                camera = self._open_camera(self.config.camera)
+                watcher = self._watcher_class(
+                    camera, self.reader, self.config.table,
+                    on_throw=self.service.observe_throw, on_status=self._status,
+                    on_alive=self.on_alive)
+                # said before the watcher runs, so its own reports ("failed") come after
+                self._status("ok", f"camera {kind} is watching the table")
+                watcher.start()
+            except Exception as exc:  # any camera failure: say so, try again later
+                self._status("failed", f"camera {kind}: {exc} "
+                             f"(retrying every {self.retry_seconds:.0f} s)")
+                self._stop.wait(self.retry_seconds)
+                continue
+            self.service.turn_listeners.append(watcher.new_turn)
+            self.watcher = watcher
+            if self._stop.is_set():  # stop() came while it was starting
+                with contextlib.suppress(Exception):
+                    watcher.stop()
 
     def stop(self) -> None:
         self._stop.set()
@@ -122,7 +133,12 @@ class CameraLink:
                 watcher.stop()
 
 
-def make_reader(config: Any, folder: Path) -> Any:
+def controls_listener(controls: TableControls) -> Callable[[TableService], None]:
+    """Keeps the table's LED on the service's status."""
+    return lambda service: controls.set_status(service.status)
+
+
+def make_reader(config: Config, folder: Path) -> DiceReader:
     """The dice reader for the configured dice set; raises with a one-line reason."""
     from vision.reader import DICE_SETS_BUILTIN, Reader
 
@@ -134,31 +150,81 @@ def make_reader(config: Any, folder: Path) -> Any:
     return Reader.default(dice_set=dice_set, expected=5)
 
 
+def start_camera(service: TableService, config: Config, folder: Path,
+                 on_alive: Callable[[], object] | None = None
+                 ) -> tuple[CameraLink | None, DemoPlayer | None]:
+    """The camera loop for `config.camera`, started; for the demo camera also the player who
+    enters its throws. Without a dice reader (no models, stale models, a broken taught set)
+    the camera status says so on the page, in words a family can act on, and the demo
+    table plays simulated throws instead."""
+    from web.service import DemoPlayer
+
+    kind = config.camera.kind
+    if kind == "none":
+        service.set_camera_status("off", "no camera: enter the throws by hand")
+        return None, None
+    try:
+        reader = make_reader(config, folder)
+    except Exception as exc:  # ModelMissingError, stale models, a broken taught set
+        detail = " ".join(str(exc).split()) or exc.__class__.__name__
+        service.notes.append(f"no dice reader: {detail}")
+        missing = "no dice reader: " + (
+            "the models in models/ are missing or do not fit this program (run "
+            "`make models`)" if "make models" in detail else detail)
+        if kind != "demo":
+            service.set_camera_status("failed", f"{missing}. Enter the throws by hand.")
+            return None, None
+        # `make run` before `make models`: still a table to try, but not a camera's
+        service.set_camera_status("failed", f"{missing}. The demo table plays simulated "
+                                  "throws instead of reading dice.")
+        player = DemoPlayer(service, throw=True)
+        player.start()
+        return None, player
+
+    def alive() -> None:  # every camera frame feeds systemd's watchdog
+        if on_alive is not None:
+            on_alive()
+
+    link = CameraLink(service, config, reader, on_alive=alive)
+    link.start()
+    demo: DemoPlayer | None = None
+    if kind == "demo":  # the demo camera throws by itself; someone has to write it down
+        demo = DemoPlayer(service, throw=False)
+        demo.start()
+    return link, demo
+
+
 def run(args: argparse.Namespace) -> int:
+    from hardware.camera import CameraError, parse_camera_arg
+    from hardware.gpio import TableControls
+    from hardware.notify import SystemdNotifier
+    from web.app import create_app
+    from web.auth import TableSecret
     from web.cli import UserError
-    from web.config import Config, state_dir
+    from web.config import load_config, state_dir
+    from web.service import TableService
+    from web.store import Store
 
     logging.basicConfig(level=logging.INFO, format="%(levelname)s %(name)s: %(message)s")
     logging.getLogger("waitress").setLevel(logging.WARNING)  # not every closed phone tab
     notes: list[str] = []
 
-    # 1. Configuration: on errors the table runs in safe mode (camera off) and says why.
-    config: Any = Config()
-    try:
-        from web.config import load_config
-    except ImportError:
-        pass
-    else:
-        config, errors = load_config(args.config)
-        for error in errors:
-            notes.append(f"config: {error} (camera off until it is fixed)")
+    # 1. Configuration: on errors the table runs in safe mode (camera off) and says why;
+    #    a --camera on the command line still counts.
+    config, errors = load_config(args.config)
+    for error in errors:
+        notes.append(f"config: {error}" + ("" if args.camera else
+                                           " (camera off until it is fixed)"))
     if args.camera:
-        kind, source = parse_camera(args.camera)
-        config = replace(config, camera=replace(config.camera, kind=kind, source=source))
+        try:
+            camera_config = parse_camera_arg(args.camera, config.camera)
+        except CameraError as exc:
+            raise UserError(str(exc)) from None
+        config = replace(config, camera=camera_config)
     server_cfg = config.server
     host = args.host or server_cfg.host
     port = args.port if args.port is not None else server_cfg.port
-    lang = getattr(server_cfg, "language", "de")
+    lang = server_cfg.language
 
     # 2. The state directory: the database and the table's secret.
     folder = args.state_dir or state_dir()
@@ -168,11 +234,6 @@ def run(args: argparse.Namespace) -> int:
         raise UserError(f"cannot create the state directory {folder}: "
                         f"{exc.strerror or exc}") from None
 
-    from web.app import create_app
-    from web.auth import TableSecret
-    from web.service import DemoPlayer, TableService
-    from web.store import Store
-
     store = Store(folder / "kniffel.db")
     secret = TableSecret.load_or_create(folder)
     players = ("Spieler 1", "Spieler 2") if lang == "de" else ("Player 1", "Player 2")
@@ -180,64 +241,24 @@ def run(args: argparse.Namespace) -> int:
     service.notes = notes
 
     # 3. systemd (no-op outside systemd) and the button/LED (no-op without them).
-    notifier: Any = None
-    with contextlib.suppress(ImportError):
-        from hardware.notify import SystemdNotifier
-
-        notifier = SystemdNotifier()
-    controls: Any = None
+    notifier = SystemdNotifier()
+    controls: TableControls | None = None
     try:
-        from hardware.gpio import TableControls
-
         controls = TableControls(config.gpio, on_press=service.press,
                                  on_long_press=service.long_press)
         problem = getattr(controls, "problem", None)
         if problem:
             notes.append(f"gpio: {problem}")
-        service.listeners.append(lambda s: controls.set_status(s.status))
+        service.listeners.append(controls_listener(controls))
         controls.set_status(service.status)
-    except ImportError:
-        pass
-    except Exception as exc:
+    except Exception as exc:  # a broken button must not keep the table from starting
         notes.append(f"gpio: {exc}")
 
     # 4. Camera, reader and the watcher loop.
-    link: CameraLink | None = None
-    demo: DemoPlayer | None = None
-    kind = config.camera.kind
-    if kind == "none":
-        service.set_camera_status("off", "no camera: enter the throws by hand")
-    else:
-        reader = None
-        missing = None
-        try:
-            reader = make_reader(config, folder)
-        except Exception as exc:  # ModelMissingError, a broken taught set, no onnxruntime
-            missing = f"dice reader not available: {exc}"
-        try:
-            from hardware.camera import open_camera  # type: ignore[import-not-found,unused-ignore]
-            from vision.watch import TableWatcher  # type: ignore[import-not-found,unused-ignore]
-        except ImportError as exc:
-            missing = missing or f"camera loop not available ({exc.name} is missing)"
-            open_camera = TableWatcher = None
-        if missing is None:
-            alive = notifier.watchdog if notifier is not None else None
-            link = CameraLink(service, config, reader, on_alive=alive,
-                              open_camera=open_camera, watcher_class=TableWatcher)
-            link.start()
-            if kind == "demo":  # the demo camera throws; someone has to write it down
-                demo = DemoPlayer(service, throw=False)
-        elif kind == "demo":
-            service.set_camera_status("ok", "demo table: simulated throws")
-            notes.append(f"demo without the camera loop: {missing}")
-            demo = DemoPlayer(service, throw=True)
-        else:
-            service.set_camera_status("failed", f"{missing}: enter the throws by hand")
-    if demo is not None:
-        demo.start()
+    link, demo = start_camera(service, config, folder, on_alive=notifier.watchdog)
 
     # 5. The web server.
-    from waitress.server import create_server
+    from waitress.server import create_server  # type: ignore[import-untyped]
 
     public_host = host if host not in ("0.0.0.0", "::", "") else lan_ip()
     app = create_app(service, secret, public_url=None, lang=lang,
@@ -264,24 +285,22 @@ def run(args: argparse.Namespace) -> int:
 
     with contextlib.suppress(ValueError):  # not the main thread (tests): no signals
         signal.signal(signal.SIGTERM, on_term)
-    if notifier is not None:
-        notifier.ready(f"table at {url}")
-        interval = getattr(notifier, "watchdog_seconds", None)
-        if interval and link is None:  # no camera loop to prove we are alive: the server does
-            def beat() -> None:
-                while not stopping.wait(interval):
-                    notifier.watchdog()
+    notifier.ready(f"table at {url}")
+    interval = notifier.watchdog_seconds
+    if interval and link is None:  # no camera loop to prove we are alive: the server does
+        def beat() -> None:
+            while not stopping.wait(interval):
+                notifier.watchdog()
 
-            threading.Thread(target=beat, name="watchdog", daemon=True).start()
+        threading.Thread(target=beat, name="watchdog", daemon=True).start()
     try:
         server.run()
     except KeyboardInterrupt:
         print("Kniffel table: stopping", file=sys.stderr, flush=True)
     finally:
         stopping.set()
-        if notifier is not None:
-            with contextlib.suppress(Exception):
-                notifier.stopping()
+        with contextlib.suppress(Exception):
+            notifier.stopping()
         if demo is not None:
             demo.stop()
         if link is not None:

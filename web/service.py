@@ -18,7 +18,7 @@ import threading
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Literal
 
 from game import (
     IllegalMoveError,
@@ -812,7 +812,7 @@ class TableService:
         return (self.game_id, g.state.entries, len(g.throws))
 
     @property
-    def status(self) -> str:
+    def status(self) -> Literal["ready", "reading", "attention"]:
         """For the table's LED: ready | reading | attention."""
         with self._lock:
             if self.table.pending is not None or (self.notice and
@@ -909,9 +909,11 @@ def _kniffels(t: TableState) -> dict[str, int]:
 
 
 class DemoPlayer:
-    """Plays the demo table by itself (`--camera demo` without a camera loop): throws dice
-    every few seconds, keeps the most common face, and after the third throw presses the
-    table's button. Anyone who joins can correct, choose or undo in between."""
+    """Plays the demo table (`--camera demo`). Behind the demo camera (`throw=False`) it only
+    keeps the game going: after the third throw (or now and then sooner) it presses the
+    table's button, and a throw left to check for a while is thrown again. Without a dice
+    reader (`throw=True`) it also throws: simulated dice every few seconds, keeping the most
+    common face. Anyone who joins can correct, choose or undo in between."""
 
     def __init__(self, service: TableService, period: float = 2.0, throw: bool = True,
                  seed: int | None = None) -> None:
@@ -955,8 +957,9 @@ class DemoPlayer:
                 if self._idle >= 4:
                     s._commit_quietly("dismiss", {}, DEMO)
                 return t.version
-            if (len(g.throws) >= MAX_THROWS and self._idle >= 2) or (
-                    g.throws and self._idle >= 2 and self.random.random() < 0.3):
+            # behind a camera, the third throw is entered before the demo table throws again
+            third_done = len(g.throws) >= MAX_THROWS and self._idle >= (2 if self.throw else 1)
+            if third_done or (g.throws and self._idle >= 2 and self.random.random() < 0.3):
                 s.press()
                 return s.table.version
             if self.throw and len(g.throws) < MAX_THROWS:
