@@ -42,6 +42,14 @@ def test_example_record_replays() -> None:
                                                                                   False, [])
 
 
+def test_the_readme_example_replays_as_the_readme_says() -> None:
+    readme = (Path(__file__).resolve().parents[2] / "README.md").read_text(encoding="utf-8")
+    section = readme.split("## Game records", 1)[1]
+    block = section.split("```json", 1)[1].split("```", 1)[0]
+    anna, ben = to_json(replay(json.loads(block)))["players"]
+    assert (anna["total"], ben["total"]) == (40, 100)  # the sentence below the example
+
+
 def test_round_trip_keeps_every_move() -> None:
     game = replay(EXAMPLE)
     again = replay(to_record(game))

@@ -261,3 +261,16 @@ def test_a_failing_camera_is_retried_in_the_background_and_manual_entry_works(
     assert table.service.state()["camera"] == {"state": "failed", "message": "camera disappeared"}
     link.stop()
     assert watcher.stopped
+
+
+def test_the_led_asks_for_attention_when_a_part_is_off_because_of_a_problem(
+        table: Table) -> None:
+    svc = table.service
+    svc.set_camera_status("off", "no camera: enter the throws by hand")
+    assert svc.status == "ready"  # no camera by choice: nothing to look at
+    svc.set_camera_status("failed", "camera usb: cannot open /dev/video0")
+    assert svc.status == "attention"
+    svc.set_camera_status("ok", "camera usb is watching the table")
+    assert svc.status == "ready"
+    svc.notes.append("config: camera.kind = 'webcam': must be one of picamera2, usb, ...")
+    assert svc.status == "attention"  # safe mode: the page says why
