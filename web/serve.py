@@ -213,7 +213,7 @@ def run(args: argparse.Namespace) -> int:
     #    a --camera on the command line still counts.
     config, errors = load_config(args.config)
     for error in errors:
-        notes.append(f"config: {error}" + ("" if args.camera else
+        notes.append(f"{error}" + ("" if args.camera else
                                            " (camera off until it is fixed)"))
     if args.camera:
         try:

@@ -115,12 +115,14 @@ def labelled_dice() -> list[int]:
 class ServeProcess:
     """`kniffel serve --camera replay:DIR` as its own process on a free port."""
 
-    def __init__(self, state: Path) -> None:
+    def __init__(self, state: Path, camera: str | None = f"replay:{REPLAY}",
+                 config: Path | None = None) -> None:
         env = {**os.environ, "KNIFFEL_STATE_DIR": str(state), "PYTHONUNBUFFERED": "1"}
         env.pop("KNIFFEL_CONFIG", None)
         self.proc = subprocess.Popen(
-            [sys.executable, "-m", "web.cli", "serve", "--camera", f"replay:{REPLAY}",
-             "--host", "127.0.0.1", "--port", "0", "--config", str(state / "no-config.toml")],
+            [sys.executable, "-m", "web.cli", "serve", *(["--camera", camera] if camera else []),
+             "--host", "127.0.0.1", "--port", "0",
+             "--config", str(config or state / "no-config.toml")],
             cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
         self.output: list[str] = []
         assert self.proc.stdout is not None
@@ -372,4 +374,36 @@ def test_what_a_recording_cannot_show_flagged_die_camera_failure_english_history
     expect(history.locator("table.log tr.important")).not_to_have_count(0)
     expect(history.locator("table.log")).to_contain_text("Annas Handy")
     shot(history, "25-history-log", full=True)
+    assert not errors, errors
+
+
+def test_a_broken_config_starts_the_table_in_safe_mode_and_the_page_says_why(
+        tmp_path: Path, browsers: tuple[Any, Any]) -> None:
+    """config.toml names a camera kind that does not exist: the table still starts, the
+    camera is off, and the table's screen and a phone say which key is wrong."""
+    expect = playwright_api.expect
+    config = tmp_path / "config.toml"
+    config.write_text('[camera]\nkind = "webcam"\n', encoding="utf-8")
+    server = ServeProcess(tmp_path / "state", camera=None, config=config)
+    errors: list[str] = []
+    try:
+        table_ctx, phone_ctx = browsers
+        table = first_page(table_ctx, errors, "table")
+        table.goto(server.url + "/")
+        notes = table.locator("#notes")
+        expect(notes).to_be_visible()
+        expect(notes).to_contain_text("camera.kind")
+        expect(notes).to_contain_text("picamera2")
+        expect(table.locator("#turn")).to_contain_text("Würfe von Hand eingeben")
+        shot(table, "20-safe-mode-table")
+        phone = first_page(phone_ctx, errors, "phone")
+        phone.goto(server.url + "/phone")
+        phone.locator("#pin").fill(server.pin)
+        phone.locator("#join-button").tap()
+        expect(phone.locator("#status-line")).to_contain_text("camera.kind")
+        shot(phone, "21-safe-mode-phone")
+    finally:
+        rc = server.stop()
+    out = "".join(server.output)
+    assert rc == 0 and "Traceback" not in out, out
     assert not errors, errors

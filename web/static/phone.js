@@ -91,6 +91,7 @@
     if (cam === "failed") bits.push(`<span class="warn">📷 ${k.esc(k.t("camera_failed"))}</span>`);
     else if (cam === "off") bits.push(`<span>📷 ${k.esc(k.t("camera_off"))}</span>`);
     else if (cam === "moving") bits.push(`<span>🎲 ${k.esc(k.t("camera_moving"))}</span>`);
+    for (const note of state.notes) bits.push(`<span class="warn note">⚠ ${k.esc(note)}</span>`);
     line.innerHTML = bits.join(" ");
     line.hidden = !bits.length;
   }

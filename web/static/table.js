@@ -29,7 +29,13 @@
     const cam = $("camera");
     cam.className = "camera-status " + cls;
     cam.textContent = text;
-    cam.title = state.camera.message + (state.notes.length ? "\n" + state.notes.join("\n") : "");
+    cam.title = state.camera.message;
+    // Why a part of the table is off (a broken config.toml, no dice reader, a failed camera):
+    // said openly, not in a tooltip, so the family knows what to fix.
+    const reasons = [...(state.camera.state === "failed" ? [state.camera.message] : []), ...state.notes];
+    const notes = $("notes");
+    notes.hidden = !reasons.length;
+    notes.innerHTML = reasons.map((r) => `<p class="warn">⚠ ${k.esc(r)}</p>`).join("");
 
     $("block").innerHTML = k.block(block, sheet, {suggested: state.suggested});
 
@@ -48,7 +54,8 @@
       if (dice) {
         html += `<div class="dice-row big">${dice.map((d) => k.die(d.value, d)).join("")}</div>`;
       } else {
-        html += `<p class="hint">${k.esc(k.t("no_throw_hint"))}</p>`;
+        const noCamera = ["failed", "off"].includes(state.camera.state);
+        html += `<p class="hint">${k.esc(k.t(noCamera ? "camera_off" : "no_throw_hint"))}</p>`;
       }
       if (turn.announce) html += `<p class="announce-line">${k.esc(k.t("announced", {box: k.label(turn.announce, kids)}))}</p>`;
       if (state.pending) {
