@@ -32,10 +32,18 @@ from pathlib import Path
 import cv2
 import numpy as np
 
-from vision.reading import DiceReader, DieLabel, DieReading, DieValue, Reading, SceneLabel
+from vision.reading import (
+    TRUST_CONFIDENCE,
+    DiceReader,
+    DieLabel,
+    DieReading,
+    DieValue,
+    Reading,
+    SceneLabel,
+)
 
 MATCH_RADIUS = 0.6  # in die sizes, around the label centre
-CONFIDENCE_THRESHOLD = 0.9
+CONFIDENCE_THRESHOLD = TRUST_CONFIDENCE  # what the table asks about
 
 
 # ---------------------------------------------------------------------------

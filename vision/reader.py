@@ -18,7 +18,14 @@ import numpy as np
 from vision.classifier import FACES, QUALITY, FaceScores, OnnxClassifier
 from vision.detector import Candidate, Detector, OnnxDetector
 from vision.preprocess import crop_die
-from vision.reading import ANIMALS, PIP_VALUES, DieReading, DieValue, Reading
+from vision.reading import (
+    ANIMALS,
+    PIP_VALUES,
+    TRUST_CONFIDENCE,
+    DieReading,
+    DieValue,
+    Reading,
+)
 
 DICE_SETS_BUILTIN = ("auto", "pips", "animals")
 
@@ -38,7 +45,7 @@ class TaughtSet(Protocol):
 @dataclass(frozen=True)
 class JudgeConfig:
     #: Below this value probability a die is flagged "unreadable".
-    min_confidence: float = 0.6
+    min_confidence: float = TRUST_CONFIDENCE
     #: Above this "no die" probability a candidate is dropped as not a die.
     drop_no_die: float = 0.6
     #: Above this probability a die is flagged tilted / stacked.

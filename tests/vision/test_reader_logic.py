@@ -110,10 +110,13 @@ def test_judge_values_confidence_and_order() -> None:
         (cand(5, 200), one_hot(3), quality(), "cut"),
         (cand(300, 470), one_hot(3), quality(), "cut"),
         (cand(300, 200), one_hot(3, 0.4), quality(), "unreadable"),
+        # below TRUST_CONFIDENCE the table asks: a third of such dice are misread
+        (cand(300, 200), one_hot(3, 0.85), quality(), "unreadable"),
+        (cand(300, 200), one_hot(3, 0.95), quality(), None),
     ],
 )
 def test_judge_flags(candidate: Candidate, value: list[float], qual: list[float],
-                     flag: str) -> None:
+                     flag: str | None) -> None:
     reader = Reader(FixedDetector([candidate]), FixedClassifier([value], [qual]))
     (die,) = reader.read(FRAME).dice
     assert die.flag == flag

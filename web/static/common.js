@@ -249,7 +249,7 @@ const K = (() => {
     return last.dice.map((v, i) => {
       const conf = info.confidence ? info.confidence[i] : null;
       const flag = info.flags ? info.flags[i] : null;
-      return {value: v, unsure: !!flag || (conf !== null && conf !== undefined && conf < 0.8),
+      return {value: v, unsure: !!flag,  // the reader flags every die it is not sure of
         corrected: (info.corrected || []).includes(i),
         held: (last.held || []).includes(i),
         title: flag || (conf != null ? `${Math.round(conf * 100)} %` : "")};
