@@ -15,6 +15,7 @@ never trained on and stands for an unseen dice set in the teach evaluation.
 from __future__ import annotations
 
 import argparse
+import json
 import subprocess
 from pathlib import Path
 
@@ -162,23 +163,80 @@ SOFTWARE OR FROM OTHER DEALINGS IN THE FONT SOFTWARE.
 """
 
 
+#: Emoji blocks the identity pool is drawn from.
+POOL_BLOCKS = ((0x1F300, 0x1F5FF), (0x1F600, 0x1F64F), (0x1F680, 0x1F6FF), (0x1F900, 0x1F9FF),
+               (0x1FA70, 0x1FAFF), (0x2600, 0x26FF))
+#: Never in the pool: the Kids faces and the unseen 'farm' set with their other drawings
+#: (the teach evaluation must stay on art the models have never seen).
+POOL_EXCLUDED = frozenset({
+    *map(ord, EMOJI.values()),
+    0x1F425, 0x1F424, 0x1F423, 0x1F413, 0x1F426, 0x1F427, 0x1F985, 0x1F54A,  # birds
+    0x1F416, 0x1F43D, 0x1F417,  # pig, pig nose, boar
+    0x1F412, 0x1F648, 0x1F649, 0x1F64A, 0x1F98D, 0x1F9A7,  # monkeys, apes
+    0x1F407, 0x1F43C, 0x1F428, 0x1F9F8,  # rabbit, panda, koala, teddy bear
+    0x1F981, 0x1F405, 0x1F406, 0x1F42F, 0x1F408, 0x1F63A, 0x1F638, 0x1F639, 0x1F63B,
+    0x1F63C, 0x1F63D, 0x1F640, 0x1F63F, 0x1F63E,  # lion, tigers, cats
+    0x1F415, 0x1F429, 0x1F9AE, 0x1F43A, 0x1F98A,  # dogs, wolf, fox
+    0x1F401, 0x1F400, 0x1F439,  # mice, rats, hamster
+    0x1F9A3, 0x1F98F,  # mammoth, rhinoceros
+})
+
+
+def write_sheet(cells: list[Image.Image], path: Path) -> None:
+    sheet = Image.new("RGBA", (CELL * len(cells), CELL), (0, 0, 0, 0))
+    for i, cell in enumerate(cells):
+        sheet.paste(cell, (i * CELL, 0))
+    # Fully transparent pixels carry no colour: zero them so the PNG compresses well.
+    arr = np.array(sheet)
+    arr[arr[..., 3] == 0] = 0
+    Image.fromarray(arr, "RGBA").save(path, optimize=True)
+
+
+def write_pool(font: ImageFont.FreeTypeFont, out: Path, faces_per_set: int = 6) -> int:
+    """Training-only art: every other emoji of the font, six to a sheet, with `pool.json`
+    ({set name: [face names]}) for vision.synth.register_art_sets. The face classifier's
+    embedding learns to tell these hundreds of faces apart, so that `kniffel teach` can
+    tell apart the faces of dice sets nobody has trained on."""
+    out.mkdir(parents=True, exist_ok=True)
+    cells: list[tuple[str, Image.Image]] = []
+    for first, last in POOL_BLOCKS:
+        for cp in range(first, last + 1):
+            if cp in POOL_EXCLUDED:
+                continue
+            try:
+                cell = render_glyph(font, chr(cp))
+            except RuntimeError:
+                continue  # no glyph
+            if cell.getchannel("A").getbbox() is None:
+                continue
+            cells.append((f"u{cp:x}", cell))
+    sets: dict[str, list[str]] = {}
+    for k in range(len(cells) // faces_per_set):
+        chunk = cells[k * faces_per_set:(k + 1) * faces_per_set]
+        name = f"pool{k:03d}"
+        write_sheet([c for _, c in chunk], out / f"{name}.png")
+        sets[name] = [n for n, _ in chunk]
+    (out / "pool.json").write_text(json.dumps(sets, indent=0), encoding="utf-8")
+    return sum(len(v) for v in sets.values())
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--font", type=Path, default=FONT)
     ap.add_argument("--out", type=Path, default=ROOT / "vision" / "assets")
+    ap.add_argument("--pool", type=Path, default=None, metavar="DIR",
+                    help="instead: write the training-only identity pool into DIR")
     args = ap.parse_args()
     # Noto Color Emoji is a bitmap (CBDT) font that only exists at size 109.
     font = ImageFont.truetype(str(args.font), 109)
+    if args.pool is not None:
+        print(f"wrote {write_pool(font, args.pool)} pool faces to {args.pool}")
+        return
     args.out.mkdir(parents=True, exist_ok=True)
     for set_name, order in SETS.items():
-        sheet = Image.new("RGBA", (CELL * len(order), CELL), (0, 0, 0, 0))
-        for i, name in enumerate(order):
-            sheet.paste(render_glyph(font, EMOJI[name]), (i * CELL, 0))
-        # Fully transparent pixels carry no colour: zero them so the PNG compresses well.
-        arr = np.array(sheet)
-        arr[arr[..., 3] == 0] = 0
-        Image.fromarray(arr, "RGBA").save(args.out / f"{set_name}.png", optimize=True)
-        print(f"wrote {args.out / f'{set_name}.png'} ({sheet.size[0]}x{sheet.size[1]})")
+        write_sheet([render_glyph(font, EMOJI[name]) for name in order],
+                    args.out / f"{set_name}.png")
+        print(f"wrote {args.out / f'{set_name}.png'} ({CELL * len(order)}x{CELL})")
     glyphs = ", ".join(f"{n} U+{ord(c):04X}" for n, c in EMOJI.items())
     (args.out / "ANIMALS-LICENSE.txt").write_text(
         LICENSE_TEXT.format(font=args.font, version=font_version(), glyphs=glyphs, cell=CELL),

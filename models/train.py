@@ -277,17 +277,86 @@ def classifier_crops(scenes: Iterable[Scene], rng: np.random.Generator,
     return np.stack(crops), np.array(values, np.int64), np.array(quality, np.int64)
 
 
+def _pool_scene_crops(job: tuple[int, int, list[str]]) -> tuple[list[np.ndarray], list[str]]:
+    """Render one scene of dice with training-only art and crop its readable dice."""
+    from vision.synth import random_scene, render
+
+    seed, index, names = job
+    rng = np.random.default_rng([seed, index])
+    art = names[int(rng.integers(len(names)))]
+    image, label = render(random_scene(rng, "animals", art=art))
+    crops, faces = [], []
+    for die in label.dice:
+        if die.flag is not None:
+            continue
+        size = die_size(die.box)
+        for _ in range(3):
+            jitter = rng.normal(0, 0.06, 2) * size
+            crops.append(crop_die(image, die.center[0] + jitter[0], die.center[1] + jitter[1],
+                                  size * rng.uniform(0.85, 1.2), angle=rng.uniform(0, 360)))
+            faces.append(str(die.value))
+    return crops, faces
+
+
+def identity_crops(pool: Path, scenes: int, seed: int, threads: int
+                   ) -> tuple[np.ndarray, list[str]]:
+    """Crops of dice painted with the art pool (models/make_animal_art.py --pool), labelled
+    with their face: hundreds of faces the embedding learns to tell apart, so that a taught
+    dice set's faces are apart too."""
+    from multiprocessing import Pool
+
+    from vision.synth import register_art_sets
+
+    names = register_art_sets(pool)
+    jobs = [(seed, i, names) for i in range(scenes)]
+    crops: list[np.ndarray] = []
+    faces: list[str] = []
+    with Pool(max(1, threads)) as workers:  # forked: the registered sets come along
+        for c, f in workers.imap(_pool_scene_crops, jobs, chunksize=16):
+            crops.extend(c)
+            faces.extend(f)
+    return np.stack(crops), faces
+
+
+class CosineHead(torch.nn.Module):
+    """Training-only: cosine softmax with an additive margin (CosFace) on the unit-length
+    embedding, over every face of the training data. Not exported."""
+
+    def __init__(self, classes: int, dim: int = EMBED_DIM, scale: float = 16.0,
+                 margin: float = 0.2) -> None:
+        super().__init__()
+        self.weight = torch.nn.Parameter(torch.randn(classes, dim) * 0.1)
+        self.scale, self.margin = scale, margin
+
+    def forward(self, normed: torch.Tensor, target: torch.Tensor) -> torch.Tensor:
+        cos = normed @ F.normalize(self.weight, dim=1).T
+        ok = target >= 0
+        if not ok.any():
+            return cos.sum() * 0.0
+        cos, target = cos[ok], target[ok]
+        logits = self.scale * (cos - self.margin * F.one_hot(target, cos.shape[1]))
+        return F.cross_entropy(logits, target)
+
+
 def crops_to_tensor(crops: np.ndarray) -> torch.Tensor:
     return torch.from_numpy(crops[..., ::-1].copy()).permute(0, 3, 1, 2).float() / 255.0 - 0.5
 
 
 def train_classifier(crops: np.ndarray, values: np.ndarray, quality: np.ndarray, steps: int,
-                     batch: int, seed: int, width: int = 24) -> FaceClassifier:
+                     batch: int, seed: int, width: int = 24,
+                     identity: np.ndarray | None = None) -> FaceClassifier:
+    """`identity`: per crop the index of its face among all faces of the data (-1: none);
+    with it the embedding is also trained to tell every face apart (CosineHead)."""
     torch.manual_seed(seed)
     rng = np.random.default_rng(seed)
     gen = torch.Generator().manual_seed(seed)
     net = FaceClassifier(width)
-    opt = torch.optim.AdamW(net.parameters(), lr=3e-3, weight_decay=5e-4)
+    params = list(net.parameters())
+    head = None
+    if identity is not None:
+        head = CosineHead(int(identity.max()) + 1)
+        params += list(head.parameters())
+    opt = torch.optim.AdamW(params, lr=3e-3, weight_decay=5e-4)
     sched = warmup_cosine(opt, steps)
     net.train()
     t0 = time.time()
@@ -301,10 +370,12 @@ def train_classifier(crops: np.ndarray, values: np.ndarray, quality: np.ndarray,
             x = F.avg_pool2d(x, 3, 1, 1)  # defocus
         v = torch.from_numpy(values[idx])
         q = torch.from_numpy(quality[idx])
-        logits_v, logits_q, _ = net(x)
+        logits_v, logits_q, normed = net(x)
         loss_v = F.cross_entropy(logits_v, v, ignore_index=-1, label_smoothing=0.02)
         loss_q = F.cross_entropy(logits_q, q)
         loss = loss_v + loss_q
+        if head is not None and identity is not None:
+            loss = loss + head(normed, torch.from_numpy(identity[idx]))
         opt.zero_grad()
         loss.backward()
         opt.step()
@@ -350,6 +421,10 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("--threads", type=int, default=2)
     ap.add_argument("--width", type=int, default=24, help="classifier: channels of its first layer")
+    ap.add_argument("--identity-pool", type=Path, default=None, metavar="DIR",
+                    help="classifier: also train the embedding on dice painted with this art "
+                         "pool (models/make_animal_art.py --pool)")
+    ap.add_argument("--identity-scenes", type=int, default=3000)
     ap.add_argument("--hard-negatives", type=Path, default=None, metavar="DETECTOR.onnx",
                     help="classifier: add the false finds of this detector as negatives")
     args = ap.parse_args(argv)
@@ -379,8 +454,20 @@ def main(argv: list[str] | None = None) -> int:
                                                   per_real_die=10, negatives_per_scene=3,
                                                   detector=detector)
         log(f"{len(crops)} crops ({int((values >= 0).sum())} with a value)")
+        identity = None
+        if args.identity_pool:
+            pool_crops, pool_faces = identity_crops(args.identity_pool, args.identity_scenes,
+                                                    args.seed, args.threads)
+            names = sorted(set(pool_faces))
+            log(f"{len(pool_crops)} identity crops of {len(names)} pool faces")
+            index = {f: len(FACES) + i for i, f in enumerate(names)}
+            identity = np.concatenate([values, [index[f] for f in pool_faces]])
+            crops = np.concatenate([crops, pool_crops])
+            values = np.concatenate([values, np.full(len(pool_crops), -1)])
+            quality = np.concatenate([quality, np.full(len(pool_crops), QUALITY.index("ok"))])
+            info["identity_faces"] = str(len(FACES) + len(names))
         net = train_classifier(crops, values, quality, args.steps, args.batch * 4, args.seed,
-                               args.width)
+                               args.width, identity)
         export(net, torch.zeros(2, 3, CROP_SIZE, CROP_SIZE), args.out, ["crops"],
                ["value", "quality", "embedding"], {"crops": {0: "n"}},
                {**info, "faces": json.dumps(FACES), "quality": json.dumps(QUALITY),

@@ -237,3 +237,32 @@ def test_unseen_art_set_labels_its_own_face_names() -> None:
     scene = random_scene(rng, "animals", art="farm", n_dice=5, hand=False, cup=False)
     _, label = render(scene)
     assert label.dice and {d.value for d in label.dice} <= set(ART_SETS["farm"])
+
+
+def test_registered_art_sets_render_with_their_own_faces(tmp_path: Path) -> None:
+    """Training-only art (models/make_animal_art.py --pool): a folder of sheets and a
+    pool.json; dice painted with it carry its face names, and the shipped sets are safe."""
+    from vision.synth import register_art_sets
+    from vision.synth.model import ART_SETS, ART_SHEETS
+
+    sheet = np.zeros((128, 128 * 6, 4), np.uint8)
+    for i in range(6):  # six different shapes in six colours
+        colour = (40 * i, 255 - 40 * i, 120, 255)
+        cv2.circle(sheet, (i * 128 + 64, 64), 20 + 7 * i, colour, -1)
+    cv2.imwrite(str(tmp_path / "testpool.png"), sheet)
+    faces = [f"shape{i}" for i in range(6)]
+    (tmp_path / "pool.json").write_text(json.dumps({"testpool": faces}))
+    try:
+        assert register_art_sets(tmp_path) == ["testpool"]
+        rng = np.random.default_rng(3)
+        scene = random_scene(rng, "animals", art="testpool", n_dice=5, hand=False, cup=False)
+        image, label = render(scene)
+        assert image.shape[2] == 3 and label.dice
+        assert {d.value for d in label.dice} <= set(faces)
+        (tmp_path / "pool.json").write_text(json.dumps({"animals": faces}))
+        with pytest.raises(ValueError, match="shipped art set"):
+            register_art_sets(tmp_path)
+        assert ART_SETS["animals"] == ANIMALS
+    finally:
+        ART_SETS.pop("testpool", None)
+        ART_SHEETS.pop("testpool", None)

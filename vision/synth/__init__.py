@@ -28,6 +28,7 @@ from .model import (
     Surface,
     Table,
     Tray,
+    register_art_sets,
 )
 from .renderer import background, render
 from .sampling import KINDS, random_animal_style, random_pip_style, random_scene
@@ -35,6 +36,7 @@ from .sampling import KINDS, random_animal_style, random_pip_style, random_scene
 __all__ = [
     "FACE_NORMALS", "KINDS", "Camera", "CameraModel", "Die", "DieStyle", "Lighting",
     "Occluder", "Photo", "Prop", "Scene", "Surface", "Table", "Tray", "background", "die_pose",
-    "generate", "random_animal_style", "random_pip_style", "random_scene", "render",
+    "generate", "random_animal_style", "random_pip_style", "random_scene", "register_art_sets",
+    "render",
     "scene_for_index", "throw",
 ]

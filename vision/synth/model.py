@@ -6,7 +6,9 @@ table (world frame: table plane z = 0, z up); angles are degrees.
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass, field
+from pathlib import Path
 
 from vision.reading import DieValue
 
@@ -20,6 +22,21 @@ ART_SETS: dict[str, tuple[str, ...]] = {
     "animals": ("duck", "lion", "mouse", "cat", "dog", "elephant"),
     "farm": ("frog", "pig", "monkey", "chicken", "rabbit", "bear"),
 }
+#: Sheets of art sets that are not in vision/assets (registered by register_art_sets).
+ART_SHEETS: dict[str, Path] = {}
+
+
+def register_art_sets(folder: Path) -> list[str]:
+    """Add the training-only art sets of `folder` (its `pool.json`, written by
+    `models/make_animal_art.py --pool`) to ART_SETS and return their names. Training renders
+    dice with them so that the classifier's embedding learns to tell many faces apart."""
+    sets = json.loads((folder / "pool.json").read_text(encoding="utf-8"))
+    for name, faces in sets.items():
+        if name in ("animals", "farm"):
+            raise ValueError(f"{folder / 'pool.json'}: {name!r} is a shipped art set")
+        ART_SETS[name] = tuple(faces)
+        ART_SHEETS[name] = folder / f"{name}.png"
+    return list(sets)
 
 
 @dataclass(frozen=True)

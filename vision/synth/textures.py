@@ -13,7 +13,7 @@ from pathlib import Path
 import cv2
 import numpy as np
 
-from .model import BGR, DieStyle, Surface
+from .model import ART_SHEETS, BGR, DieStyle, Surface
 
 ASSETS = Path(__file__).resolve().parent.parent / "assets"
 TILE = 256  # texels of a surface tile
@@ -354,7 +354,7 @@ def _pip_face(style: DieStyle, face: int, size: int) -> tuple[np.ndarray, np.nda
 
 @functools.lru_cache(maxsize=4)
 def animal_sheet(art: str = "animals") -> np.ndarray:
-    path = ASSETS / f"{art}.png"
+    path = ART_SHEETS.get(art, ASSETS / f"{art}.png")
     img = cv2.imread(str(path), cv2.IMREAD_UNCHANGED)
     if img is None or img.ndim != 3 or img.shape[2] != 4:
         raise FileNotFoundError(f"cannot read animal sprites {path}")
