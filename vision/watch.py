@@ -6,6 +6,9 @@ a stable order so held dice keep their index, and survive a camera that fails.
     watcher.start()          # a daemon thread; never raises, retries the camera itself
     watcher.new_turn()       # the next throw is the first of a turn (all five thrown)
     watcher.preview_jpeg()   # for the MJPEG preview: the last read drawn in, or live
+    with watcher.using_camera() as camera: ...   # calibration: the loop waits meanwhile
+    watcher.use(reader=..., table=...)           # a new dice set or areas, no restart
+    watcher.pause_throws(600, "calibrating")     # dice laid out on purpose are no throw
 
 Only the small lores stream is looked at all the time (vision.settle); the full frame is
 captured and read once per throw, and again when a die is nudged afterwards (then the
@@ -19,7 +22,7 @@ import logging
 import math
 import threading
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -187,8 +190,10 @@ class TableWatcher:
     """Watches the table in a daemon thread: lores → SettleDetector; on `settled` the main
     frame is captured and read, the dice are put in stable slots and `on_throw` gets an
     ObservedThrow; on `nudged` the throw is re-read and sent again as an update when it
-    changed. `on_status(state, message)`: "ok" | "moving" | "failed". `on_alive()` after
-    every frame the camera delivers (the systemd watchdog: silent while the camera fails).
+    changed. `on_status(state, message)`: "ok" | "moving" | "failed" | "paused".
+    `on_alive()` after every frame the camera delivers and before every retry of a failed
+    camera (the systemd watchdog: silent only while a camera call hangs — a camera that
+    fails cleanly is retried here, a restart of the whole table would not help it).
     A failing camera is stopped and started again in the background with a growing pause;
     the thread never dies of an exception."""
 
@@ -210,6 +215,8 @@ class TableWatcher:
         self._stop = threading.Event()
         self._sleep = sleep or self._stop.wait
         self._lock = threading.Lock()
+        #: Held for every use of the camera, by the loop and by calibration (using_camera).
+        self._camera_lock = threading.Lock()
         self._thread: threading.Thread | None = None
         clock = getattr(camera, "clock", None)
         self._clock: Callable[[], float] = clock if callable(clock) else time.monotonic
@@ -227,6 +234,9 @@ class TableWatcher:
         self._annotated: np.ndarray | None = None
         self._generation = 0
         self._preview: tuple[int, bytes] | None = None
+        # throws paused (calibration): until this time.monotonic(), 0 = not paused
+        self._paused_until = 0.0
+        self._pause_message = ""
         self.frames = 0
         self.reads = 0
 
@@ -250,6 +260,43 @@ class TableWatcher:
         with self._lock:
             self._first = True
 
+    def use(self, reader: DiceReader | None = None, table: Any = None) -> None:
+        """Read with `reader` and watch the areas of `table` from the next frame on (a dice
+        set was taught or the areas were marked while the table runs)."""
+        with self._lock:
+            if reader is not None:
+                self.reader = reader
+            if table is not None and table != self.table:
+                self.table = table
+                self.detector = None  # its mask is made from the areas
+
+    @contextlib.contextmanager
+    def using_camera(self) -> Iterator[Any]:
+        """The running camera for a moment (calibration takes a still, sets exposure or
+        focus); the loop waits meanwhile, so the two never use the camera at once. Raises
+        CameraUnavailable while the camera is not delivering pictures."""
+        with self._camera_lock:
+            if not self._open:
+                raise CameraUnavailable(self._status[1] if self._status
+                                        else "the camera is not started yet")
+            yield self.camera
+
+    def pause_throws(self, seconds: float, message: str) -> None:
+        """Read no throws for the next `seconds` (dice laid out while the table is set up
+        are no game's throw); the status says `message` meanwhile. Calling it again
+        extends the pause; resume_throws() ends it."""
+        with self._lock:
+            self._paused_until = time.monotonic() + seconds
+            self._pause_message = message
+        self._say("paused", message)
+
+    def resume_throws(self) -> None:
+        """The table is set up: throws are read again."""
+        with self._lock:
+            was_paused, self._paused_until = bool(self._paused_until), 0.0
+        if was_paused and self._open:
+            self._say("ok", "watching the table")
+
     def preview_jpeg(self) -> bytes | None:
         """The last read with the dice drawn in, or the live lores picture while the dice
         move (None while the camera fails). The same bytes object until the picture
@@ -259,7 +306,8 @@ class TableWatcher:
                 return None
             generation = self._generation
             cached = self._preview
-            moving = self.detector is not None and self.detector.state != "idle"
+            detector = self.detector
+            moving = detector is not None and detector.state != "idle"
             frame = self._lores if (moving or self._annotated is None) else self._annotated
         if cached is not None and cached[0] == generation:
             return cached[1]
@@ -287,11 +335,32 @@ class TableWatcher:
         except Exception:
             log.exception("on_status failed")
 
+    def _alive(self) -> None:
+        """The loop is not hung (a frame came, or a failed camera is retried)."""
+        if self.on_alive is not None:
+            try:
+                self.on_alive()
+            except Exception:
+                log.exception("on_alive failed")
+
     def _close(self) -> None:
         with self._lock:
             self._open = False
-        with contextlib.suppress(Exception):
+        with self._camera_lock, contextlib.suppress(Exception):
             self.camera.stop()
+
+    def _paused(self) -> bool:
+        """Whether throws are paused now; once a pause has run out, says so."""
+        with self._lock:
+            until, message = self._paused_until, self._pause_message
+            lapsed = bool(until) and time.monotonic() >= until
+            if lapsed:
+                self._paused_until = 0.0
+        if lapsed:
+            self._say("ok", "watching the table")
+        elif until:
+            self._say("paused", message)
+        return bool(until) and not lapsed
 
     def _run(self) -> None:
         pause = self.retry[0]
@@ -299,18 +368,21 @@ class TableWatcher:
         while not self._stop.is_set():
             if not self._open:
                 try:
-                    self.camera.start()
+                    with self._camera_lock:
+                        self.camera.start()
                 except Exception as exc:
                     self._say("failed", f"camera {name}: {_line(exc)} (trying again in "
                               f"{pause:.0f} s; enter the throws by hand meanwhile)")
                     self._close()
+                    self._alive()
                     self._sleep(pause)
                     pause = min(pause * 2, self.retry[1])
                     continue
                 with self._lock:
                     self._open = True
-                if self.detector is not None:
-                    self.detector.reset()
+                detector = self.detector
+                if detector is not None:
+                    detector.reset()
                 self._say("ok", f"camera {name} is watching the table")
             began = time.monotonic()
             try:
@@ -320,6 +392,7 @@ class TableWatcher:
                 self._say("failed", f"camera {name}: {failed} (trying again in {pause:.0f} s; "
                           "enter the throws by hand meanwhile)")
                 self._close()
+                self._alive()
                 self._sleep(pause)
                 pause = min(pause * 2, self.retry[1])
                 continue
@@ -332,31 +405,32 @@ class TableWatcher:
 
     def _step(self) -> None:
         try:
-            frame = self.camera.lores()
+            with self._camera_lock:
+                frame = self.camera.lores()
         except Exception as exc:
             raise _CameraFailed(_line(exc)) from None
         if frame is None:
             raise _CameraFailed("no picture")
-        if self.on_alive is not None:
-            try:
-                self.on_alive()
-            except Exception:
-                log.exception("on_alive failed")
+        self._alive()
         self.frames += 1
-        if self.detector is None:
-            self.detector = self._detector(frame.shape[1], frame.shape[0])
+        detector = self.detector  # use() may drop it meanwhile: made again next frame
+        if detector is None:
+            detector = self.detector = self._detector(frame.shape[1], frame.shape[0])
         with self._lock:
             self._lores = frame
-            if self.detector.state != "idle" or self._annotated is None:
+            if detector.state != "idle" or self._annotated is None:
                 self._generation += 1
-        event = self.detector.update(frame, self._clock())
+        event = detector.update(frame, self._clock())
+        if self._paused():
+            return  # the detector still follows the picture; nothing is read
         if event is not None:
             self._handle(event)
 
     def _detector(self, width: int, height: int) -> SettleDetector:
         main = getattr(getattr(self.camera, "config", None), "main_size", None) or (width, height)
-        areas = [a for a in (self.table.throw_area, self.table.keep_area) if a]
-        return SettleDetector.for_table(self.table.settle_seconds, (width, height),
+        table = self.table
+        areas = [a for a in (table.throw_area, table.keep_area) if a]
+        return SettleDetector.for_table(table.settle_seconds, (width, height),
                                         tuple(main), areas)
 
     def _handle(self, event: SettleEvent) -> None:
@@ -368,7 +442,8 @@ class TableWatcher:
             return
         if event.kind in (SETTLED, NUDGED):
             try:
-                frame = self.camera.capture()
+                with self._camera_lock:
+                    frame = self.camera.capture()
             except Exception as exc:
                 raise _CameraFailed(_line(exc)) from None
             self._read(frame, update=event.kind == NUDGED)
@@ -376,18 +451,19 @@ class TableWatcher:
 
     # ---- reading -------------------------------------------------------------------------
 
-    def _areas(self, frame: np.ndarray) -> tuple[tuple[Point, ...], tuple[Point, ...]]:
+    def areas_in(self, frame: np.ndarray) -> tuple[tuple[Point, ...], tuple[Point, ...]]:
         """Throw and keep area in the pixels of `frame` (they are set in main_size pixels)."""
         main = getattr(getattr(self.camera, "config", None), "main_size", None)
         sx = sy = 1.0
         if main:
             sx, sy = frame.shape[1] / main[0], frame.shape[0] / main[1]
-        return (_scaled(self.table.throw_area, sx, sy), _scaled(self.table.keep_area, sx, sy))
+        table = self.table
+        return (_scaled(table.throw_area, sx, sy), _scaled(table.keep_area, sx, sy))
 
     def _read(self, frame: np.ndarray, update: bool) -> None:
         reading = self.reader.read(frame)
         self.reads += 1
-        throw_area, keep_area = self._areas(frame)
+        throw_area, keep_area = self.areas_in(frame)
         # an empty throw area is the whole view; with one, dice elsewhere are not in play
         dice = [d for d in reading.dice if not throw_area or inside((d.x, d.y), throw_area)
                 or (keep_area and inside((d.x, d.y), keep_area))]
@@ -433,6 +509,10 @@ class TableWatcher:
         return ObservedThrow([d.value for d in ordered], held,
                              Reading(ordered, reading.warnings), encode_jpeg(frame, 85),
                              update, problems)
+
+
+class CameraUnavailable(RuntimeError):
+    """The camera is not delivering pictures now (failed, restarting or stopped)."""
 
 
 class _CameraFailed(Exception):

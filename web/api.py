@@ -15,7 +15,7 @@ import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from functools import wraps
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from flask import Blueprint, Flask, Response, current_app, g, jsonify, request
 from werkzeug.exceptions import HTTPException
@@ -30,6 +30,9 @@ from web.auth import (
     new_session_token,
 )
 from web.service import Actor, BadRequest, ServiceError, TableService, known_rules
+
+if TYPE_CHECKING:
+    from web.live_calibration import LiveCalibration
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -50,6 +53,8 @@ class Context:
     public_url: str | None = None
     #: Latest camera frame with the dice drawn in, for the MJPEG preview; None: no camera.
     camera_jpeg: Callable[[], bytes | None] | None = None
+    #: The page's Calibrate on the running camera; None: nothing to calibrate.
+    calibration: LiveCalibration | None = None
     max_streams: int = 12
     max_mjpeg: int = 2
     mjpeg_seconds: float = 300.0
@@ -126,6 +131,29 @@ def needs_phone(func: F) -> F:
 
 def version_of(body: Any) -> Any:
     return body.get("version") if isinstance(body, dict) else None
+
+
+def body_object() -> dict[str, Any]:
+    body = body_json()
+    if not isinstance(body, dict):
+        raise BadRequest("the request body must be a JSON object")
+    return body
+
+
+def calibration() -> LiveCalibration:
+    found = ctx().calibration
+    if found is None:
+        raise ApiError(409, "no_camera", "this table runs without a camera: there is "
+                       "nothing to calibrate")
+    return found
+
+
+def calibration_state() -> dict[str, Any]:
+    """What the calibrate sheet shows, with the camera's status as the table shows it."""
+    state = calibration().describe()
+    camera = ctx().service.camera
+    state["camera"].update(state=camera.state, message=camera.message)
+    return state
 
 
 def make_blueprint() -> Blueprint:
@@ -337,6 +365,72 @@ def make_blueprint() -> Blueprint:
                            f"(one of: {', '.join(CHANGES)})")
         body = body_json()
         return ctx().service.change(game_id, version_of(body), kind, body, g.actor)
+
+    # ---- calibration (the page's Calibrate; the camera is the running table's) ---------
+
+    @api.get("/calibration")
+    @needs_phone
+    def get_calibration() -> Any:
+        return calibration_state()
+
+    @api.get("/calibration/snapshot.jpg")
+    @needs_phone
+    def calibration_snapshot() -> Response:
+        return Response(calibration().snapshot_jpeg(), mimetype="image/jpeg",
+                        headers={"Cache-Control": "no-store"})
+
+    @api.post("/calibration/begin")
+    @needs_phone
+    def begin_calibration() -> Any:
+        calibration().begin()
+        return calibration_state()
+
+    @api.post("/calibration/end")
+    @needs_phone
+    def end_calibration() -> Any:
+        calibration().end()
+        return calibration_state()
+
+    @api.post("/calibration/areas")
+    @needs_phone
+    def calibrate_areas() -> Any:
+        body = body_object()
+        calibration().save_areas(body.get("throw_area"), body.get("keep_area"))
+        return calibration_state()
+
+    @api.post("/calibration/exposure")
+    @needs_phone
+    def calibrate_exposure() -> Any:
+        lock = body_object().get("locked")
+        if not isinstance(lock, bool):
+            raise BadRequest("locked must be true (fix exposure and white balance) or false "
+                             "(automatic)")
+        calibration().set_exposure(lock)
+        return calibration_state()
+
+    @api.post("/calibration/focus")
+    @needs_phone
+    def calibrate_focus() -> Any:
+        calibration().focus()
+        return calibration_state()
+
+    @api.post("/calibration/check")
+    @needs_phone
+    def calibrate_check() -> Any:
+        return calibration().check()
+
+    @api.post("/calibration/teach/capture")
+    @needs_phone
+    def calibrate_capture() -> Any:
+        body = body_object()
+        return calibration().capture(g.actor.id, body.get("name"), body.get("face"))
+
+    @api.post("/calibration/teach")
+    @needs_phone
+    def calibrate_teach() -> Any:
+        body = body_object()
+        taught = calibration().teach(g.actor.id, body.get("name"), body.get("faces"))
+        return {**calibration_state(), "taught": taught}
 
     @api.get("/stats")
     def stats() -> Any:

@@ -10,13 +10,16 @@ from __future__ import annotations
 import time
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from flask import Flask, Response, render_template
 
 from web.api import Context, install_errors, make_blueprint
 from web.auth import PinGuard, TableSecret
 from web.service import TableService
+
+if TYPE_CHECKING:
+    from web.live_calibration import LiveCalibration
 
 HERE = Path(__file__).resolve().parent
 
@@ -33,9 +36,11 @@ SECURITY_HEADERS = {
 
 def create_app(service: TableService, secret: TableSecret, *, public_url: str | None = None,
                camera_jpeg: Callable[[], bytes | None] | None = None, lang: str = "de",
-               guard: PinGuard | None = None, **limits: Any) -> Flask:
+               guard: PinGuard | None = None, calibration: LiveCalibration | None = None,
+               **limits: Any) -> Flask:
     """The app around one table. `public_url`: how phones reach the table (for the QR code
-    when the table's screen opens the page on localhost)."""
+    when the table's screen opens the page on localhost); `calibration`: the page's
+    Calibrate (None: the table has nothing to calibrate)."""
     app = Flask(__name__, static_folder=str(HERE / "static"),
                 template_folder=str(HERE / "templates"))
     app.config["MAX_CONTENT_LENGTH"] = 2 * 1024 * 1024
@@ -43,7 +48,7 @@ def create_app(service: TableService, secret: TableSecret, *, public_url: str | 
     app.json.sort_keys = False  # type: ignore[attr-defined]
     app.extensions["kniffel"] = Context(service, secret, guard or PinGuard(),
                                         public_url=public_url, camera_jpeg=camera_jpeg,
-                                        **limits)
+                                        calibration=calibration, **limits)
     app.register_blueprint(make_blueprint())
     install_errors(app)
     started = str(int(time.time()))

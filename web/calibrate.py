@@ -42,6 +42,8 @@ from web.config import (
 #: picamera2/libcamera control values (ints, so libcamera need not be imported here).
 AF_MODE_MANUAL, AF_MODE_AUTO = 0, 1
 AF_TRIGGER_START = 0
+#: Back to automatic exposure and white balance on a camera that is already running.
+AUTO_EXPOSURE = {"AeEnable": True, "AwbEnable": True}
 #: Frames to let auto exposure / white balance settle before reading them.
 SETTLE_FRAMES = 15
 AUTOFOCUS_SECONDS = 3.0
@@ -256,9 +258,10 @@ def make_reader(config: Config, expected: int | None = EXPECTED_DICE) -> Any:
         raise CalibrationError(str(exc)) from None
 
 
-def teach_set(name: str, photos: Mapping[object, Sequence[Any]], reader: Any = None
-              ) -> tuple[Path, dict[object, int]]:
-    """Teach and save dice set `name` from frames per value (vision.teach)."""
+def teach_set(name: str, photos: Mapping[object, Sequence[Any]], reader: Any = None,
+              folder: Path | None = None) -> tuple[Path, dict[object, int]]:
+    """Teach dice set `name` from frames per value (vision.teach) and save it in the state
+    directory `folder` (default: state_dir())."""
     from vision.models import ModelMissingError
     from vision.teach import DiceSetError, teach
 
@@ -268,7 +271,7 @@ def teach_set(name: str, photos: Mapping[object, Sequence[Any]], reader: Any = N
 
             reader = Reader.default()
         dice_set, counts = teach(reader, name, photos)  # type: ignore[arg-type]
-        return dice_set.save(state_dir()), {k: n for k, n in counts.items()}
+        return dice_set.save(folder or state_dir()), {k: n for k, n in counts.items()}
     except (DiceSetError, ModelMissingError) as exc:
         raise CalibrationError(str(exc)) from None
 

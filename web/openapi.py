@@ -49,6 +49,32 @@ def _change(summary: str, description: str, body: dict[str, Any]) -> dict[str, A
     }}
 
 
+CALIBRATION_ERRORS = {
+    "400": ERRORS["400"], "401": ERRORS["401"], "403": ERRORS["403"],
+    "409": {"$ref": "#/components/responses/CalibrationConflict"},
+    "415": ERRORS["415"], "422": {"$ref": "#/components/responses/CalibrationFailed"},
+}
+
+
+def _calibrate(summary: str, description: str = "", body: dict[str, Any] | None = None,
+               answer: dict[str, Any] | None = None) -> dict[str, Any]:
+    """A calibration step: a joined phone, this server's page, the camera of the table."""
+    operation: dict[str, Any] = {
+        "summary": summary, "description": description, "tags": ["calibration"],
+        "security": [{"session": []}],
+        "responses": {"200": _json(answer or _ref("Calibration"), "done"),
+                      **CALIBRATION_ERRORS}}
+    if body is not None:
+        operation["requestBody"] = {"required": True, "content": {"application/json": {
+            "schema": {"type": "object", "additionalProperties": False, **body}}}}
+    return {"post": operation}
+
+
+POINTS = {"type": "array", "items": {"type": "array", "items": {"type": "number",
+                                                                 "minimum": 0},
+                                     "minItems": 2, "maxItems": 2},
+          "description": "corners [x, y] in main-stream pixels (see `size`)"}
+
 FACE = {"oneOf": [{"type": "integer", "minimum": 1, "maximum": 6},
                   {"type": "string", "enum": ["duck", "lion", "mouse", "cat", "dog",
                                               "elephant"]}]}
@@ -187,6 +213,68 @@ def spec() -> dict[str, Any]:
                 "players": {"type": "array", "items": {"type": "string"}},
                 "order": {"type": "array", "items": {"type": "integer"},
                           "description": "order[i] = old position of the new i-th player"}}}),
+        "/api/calibration": {"get": {
+            "summary": "What is calibrated: areas, exposure, focus, dice set, the camera",
+            "description": "`camera.available`: a camera loop runs (else nothing that needs "
+                           "a picture can be done); `camera.controls`: it has exposure, white "
+                           "balance and focus controls (the Raspberry Pi camera).",
+            "tags": ["calibration"], "security": [{"session": []}],
+            "responses": {"200": _json(_ref("Calibration"), "the calibration"),
+                          "401": ERRORS["401"], "409": CALIBRATION_ERRORS["409"]}}},
+        "/api/calibration/snapshot.jpg": {"get": {
+            "summary": "A still of the camera's main stream now, to mark the areas on",
+            "tags": ["calibration"], "security": [{"session": []}],
+            "responses": {"200": {"description": "a JPEG (scaled down; the areas are in "
+                                                 "`size` pixels all the same)",
+                                  "content": {"image/jpeg": {}}},
+                          "401": ERRORS["401"], "409": CALIBRATION_ERRORS["409"],
+                          "422": CALIBRATION_ERRORS["422"]}}},
+        "/api/calibration/begin": _calibrate(
+            "Start calibrating: the table reads no throws (camera state `paused`)",
+            "Every calibration step renews the pause; it ends with /end or 10 "
+            "minutes after the last step."),
+        "/api/calibration/end": _calibrate("Calibration finished: the table reads throws "
+                                           "again"),
+        "/api/calibration/areas": _calibrate(
+            "Save the throw area and the keep area", "Saved to config.toml and watched "
+            "from the next frame on.",
+            {"required": ["throw_area"], "properties": {
+                "throw_area": {**POINTS, "minItems": 3},
+                "keep_area": {**POINTS, "description": "at least 3 corners, or [] for none"}}}),
+        "/api/calibration/exposure": _calibrate(
+            "Lock exposure and white balance at what the camera chooses now, or unlock",
+            "Raspberry Pi camera only (422 no_controls on others).",
+            {"required": ["locked"], "properties": {"locked": {"type": "boolean"}}}),
+        "/api/calibration/focus": _calibrate(
+            "Focus once (autofocus) and keep the lens there",
+            "Camera Module 3 only (422 on cameras without autofocus)."),
+        "/api/calibration/check": _calibrate(
+            "Read the picture now: are exactly five dice in the throw area read?", "",
+            None, {"type": "object", "properties": {
+                "ok": {"type": "boolean"}, "values": {"type": "array", "items": FACE},
+                "message": {"type": "string"},
+                "picture": {"type": "string", "description": "data: URL, dice drawn in"}}}),
+        "/api/calibration/teach/capture": _calibrate(
+            "Teaching a dice set: the picture for one face (every die with it up)",
+            "Taking a face again replaces its picture. Pictures are kept for this phone "
+            "and set name until the set is taught.",
+            {"required": ["name", "face"], "properties": {
+                "name": {"type": "string", "pattern": "^[A-Za-z0-9][A-Za-z0-9_.-]{0,39}$"},
+                "face": FACE}},
+            {"type": "object", "properties": {
+                "face": FACE, "dice": {"type": "integer", "description":
+                                       "dice seen in the throw area"},
+                "captured": {"type": "array", "items": FACE},
+                "picture": {"type": "string"}}}),
+        "/api/calibration/teach": _calibrate(
+            "Teach the dice set from the captured pictures and read with it from now on",
+            "Saved in the state directory's dice-sets; config.toml's table.dice_set names it.",
+            {"required": ["name", "faces"], "properties": {
+                "name": {"type": "string"},
+                "faces": {"type": "array", "items": FACE, "minItems": 2, "uniqueItems": True,
+                          "description": "all pips or all animals"}}},
+            {"allOf": [_ref("Calibration"), {"type": "object", "properties": {
+                "taught": {"type": "object"}}}]}),
         "/api/stats": {"get": {
             "summary": "Per player over finished games: games, wins, average, bonus rate, "
                        "Kniffels",
@@ -221,6 +309,13 @@ def spec() -> dict[str, Any]:
                 "NotAllowed": _json(error, "the rules do not allow it now; nothing changed"),
                 "SlowDown": _json(error, "too many wrong PINs; see Retry-After"),
                 "Unavailable": _json(error, "no camera, or too many viewers"),
+                "CalibrationConflict": _json(error, "no camera is running (no_camera), or "
+                                                    "config.toml is broken or cannot be "
+                                                    "written (config_not_saved); nothing "
+                                                    "changed"),
+                "CalibrationFailed": _json(error, "the camera cannot do it (no_controls) or "
+                                                  "the step did not work "
+                                                  "(cannot_calibrate); nothing changed"),
             },
             "schemas": {
                 "Setup": {"type": "object", "required": ["players"],
@@ -257,6 +352,22 @@ def spec() -> dict[str, Any]:
                     "camera": {"type": "object"},
                     "notice": {"type": ["object", "null"]}}},
                 "GameSummary": {"type": "object"},
+                "Calibration": {"type": "object", "properties": {
+                    "camera": {"type": "object", "properties": {
+                        "kind": {"type": "string"}, "available": {"type": "boolean"},
+                        "controls": {"type": "boolean"}, "state": {"type": "string"},
+                        "message": {"type": "string"}}},
+                    "size": {"type": "array", "items": {"type": "integer"},
+                             "description": "main-stream width and height: areas are in "
+                                            "these pixels"},
+                    "throw_area": POINTS, "keep_area": POINTS,
+                    "exposure": {"type": ["object", "null"],
+                                 "description": "locked values; null: automatic"},
+                    "lens_position": {"type": ["number", "null"],
+                                      "description": "dioptres; null: automatic"},
+                    "dice_set": {"type": "string"},
+                    "faces": {"type": "object", "description": "pips and animals"},
+                    "config": {"type": "string", "description": "the config.toml written"}}},
                 "Session": {"type": "object", "properties": {
                     "joined": {"type": "boolean"}, "phone": {"type": ["object", "null"]}}},
             },

@@ -99,6 +99,16 @@ class CameraLink:
         watcher = self.watcher
         return None if watcher is None else watcher.preview_jpeg()
 
+    def use(self, config: Config, reader: DiceReader | None = None) -> None:
+        """Calibration changed the areas or the dice set: the running loop (or the one
+        still starting) watches `config.table` and reads with `reader` from now on."""
+        self.config = config
+        if reader is not None:
+            self.reader = reader
+        watcher = self.watcher
+        if watcher is not None:
+            watcher.use(reader=reader, table=config.table)
+
     def _status(self, state: str, message: str) -> None:
         self.service.set_camera_status(state, message)
 
@@ -117,6 +127,8 @@ class CameraLink:
             except Exception as exc:  # any camera failure: say so, try again later
                 self._status("failed", f"camera {kind}: {exc} "
                              f"(retrying every {self.retry_seconds:.0f} s)")
+                if self.on_alive is not None:  # not hung: retrying (see TableWatcher)
+                    self.on_alive()
                 self._stop.wait(self.retry_seconds)
                 continue
             self.service.turn_listeners.append(watcher.new_turn)
@@ -181,7 +193,7 @@ def start_camera(service: TableService, config: Config, folder: Path,
         player.start()
         return None, player
 
-    def alive() -> None:  # every camera frame feeds systemd's watchdog
+    def alive() -> None:  # the camera loop feeds systemd's watchdog (TableWatcher)
         if on_alive is not None:
             on_alive()
 
@@ -201,7 +213,8 @@ def run(args: argparse.Namespace) -> int:
     from web.app import create_app
     from web.auth import TableSecret
     from web.cli import UserError
-    from web.config import load_config, state_dir
+    from web.config import config_path, load_config, state_dir
+    from web.live_calibration import LiveCalibration
     from web.service import TableService
     from web.store import Store
 
@@ -256,6 +269,8 @@ def run(args: argparse.Namespace) -> int:
 
     # 4. Camera, reader and the watcher loop.
     link, demo = start_camera(service, config, folder, on_alive=notifier.watchdog)
+    calibration = LiveCalibration(config, args.config or config_path(), folder, link,
+                                  lambda changed: make_reader(changed, folder))
 
     # 5. The web server.
     from waitress.server import create_server  # type: ignore[import-untyped]
@@ -263,7 +278,7 @@ def run(args: argparse.Namespace) -> int:
     public_host = host if host not in ("0.0.0.0", "::", "") else lan_ip()
     app = create_app(service, secret, public_url=None, lang=lang,
                      camera_jpeg=link.preview_jpeg if link is not None else None,
-                     max_streams=THREADS - 6)
+                     calibration=calibration, max_streams=THREADS - 6)
     try:
         server: Any = create_server(app, host=host, port=port, threads=THREADS,
                                     channel_timeout=30, connection_limit=200,

@@ -410,7 +410,7 @@ def replay_events(setup: dict[str, Any], events: Sequence[Event]) -> TableState:
 
 @dataclass
 class CameraStatus:
-    state: str = "off"  # ok | moving | failed | off
+    state: str = "off"  # ok | moving | paused (calibrating) | failed | off
     message: str = "no camera"
 
 
@@ -814,13 +814,14 @@ class TableService:
     @property
     def status(self) -> Literal["ready", "reading", "attention"]:
         """For the table's LED: ready | reading | attention. Attention: a throw to check, a
-        fresh notice, a camera that failed, or a part that is off because of a problem the
-        page explains (a broken config.toml, no dice reader, a GPIO pin)."""
+        fresh notice, a camera that failed or is paused for calibration, or a part that is
+        off because of a problem the page explains (a broken config.toml, no dice reader, a
+        GPIO pin)."""
         with self._lock:
             if self.table.pending is not None or (self.notice and
                                                    time.time() - self.notice["time"] < 5):
                 return "attention"
-            if self.camera.state == "failed" or self.notes:
+            if self.camera.state in ("failed", "paused") or self.notes:
                 return "attention"
             if self.camera.state == "moving":
                 return "reading"

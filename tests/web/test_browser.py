@@ -407,3 +407,132 @@ def test_a_broken_config_starts_the_table_in_safe_mode_and_the_page_says_why(
     out = "".join(server.output)
     assert rc == 0 and "Traceback" not in out, out
     assert not errors, errors
+
+
+# ---- calibrate from a phone ----------------------------------------------------------------
+
+
+@pytest.fixture
+def calibration_table(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Any]:
+    """The real camera loop and calibration under waitress, in front of the fake table
+    camera of test_live_calibration (usb-like: no exposure controls) and its stand-in nets.
+    Yields the Running table; its address is `.url`."""
+    from waitress.server import create_server
+
+    import vision.reader
+    from tests.web.test_live_calibration import (
+        Running,
+        ShadeClassifier,
+        SquareDetector,
+        TableCamera,
+    )
+
+    monkeypatch.setattr(vision.reader, "OnnxDetector", lambda threads=1: SquareDetector())
+    monkeypatch.setattr(vision.reader, "OnnxClassifier", lambda threads=1: ShadeClassifier())
+    running: Any = Running(tmp_path / "state", TableCamera, running_kind="usb")
+    server: Any = create_server(running.table.app, host="127.0.0.1", port=0, threads=8)
+    running.url = f"http://127.0.0.1:{server.effective_port}"
+    closing = False
+
+    def serve() -> None:
+        try:
+            server.run()
+        except OSError:  # the sockets were closed under the loop: that is how it stops
+            if not closing:
+                raise
+
+    thread = threading.Thread(target=serve, daemon=True)
+    thread.start()
+    try:
+        yield running
+    finally:
+        running.service.close()
+        closing = True
+        server.task_dispatcher.shutdown(timeout=5)
+        server.close()
+        thread.join(timeout=5)
+        running.close()
+
+
+def open_calibrate(running: Any, browsers: tuple[Any, Any], errors: list[str]) -> Any:
+    """A joined phone with the calibrate sheet open."""
+    _, phone_ctx = browsers
+    joined = phone_ctx.request.post(running.url + "/api/session",
+                                    headers={"Origin": running.url},
+                                    data={"pin": running.secret.pin, "name": "Opa"})
+    assert joined.ok, joined.text()
+    phone = first_page(phone_ctx, errors, "phone")
+    phone.goto(running.url + "/phone")
+    playwright_api.expect(phone.locator("#who")).to_contain_text("Anna")
+    phone.locator("#menu-button").tap()
+    phone.locator("#m-calibrate").tap()
+    return phone
+
+
+def test_calibrate_from_a_phone_mark_the_throw_area_on_the_picture_and_check(
+        calibration_table: Any, browsers: tuple[Any, Any]) -> None:
+    from tests.web.test_live_calibration import BRIGHT
+    from web.config import load_config
+
+    expect = playwright_api.expect
+    running = calibration_table
+    errors: list[str] = []
+    phone = open_calibrate(running, browsers, errors)
+    expect(phone.locator("#c-no-controls")).to_contain_text("keine Einstellungen")
+    expect(phone.locator("#status-line")).to_contain_text("Kalibrierung")
+    expect(phone.locator("#c-throw")).to_have_text("ganzes Bild")
+    shot(phone, "30-phone-calibrate")
+
+    # Four taps on the camera's picture, save: the corners are in config.toml, in pixels.
+    phone.locator("#c-areas").tap()
+    picture = phone.locator("#a-picture")
+    expect(phone.locator("#a-img")).to_have_js_property("naturalWidth", 800)
+    box = picture.bounding_box()
+    assert box is not None
+    for fx, fy in ((0.1, 0.1), (0.9, 0.1), (0.9, 0.7), (0.1, 0.7)):
+        picture.tap(position={"x": box["width"] * fx, "y": box["height"] * fy})
+    expect(phone.locator("#a-hint")).to_contain_text("4 Ecken gesetzt")
+    expect(phone.locator("svg polygon.throw")).to_have_count(1)
+    shot(phone, "31-phone-calibrate-throw-area")
+    phone.locator("#a-save").tap()
+    expect(phone.locator("#c-throw")).to_have_text("4 Ecken")
+    area = load_config(running.path)[0].table.throw_area
+    want = ((80, 60), (720, 60), (720, 420), (80, 420))
+    assert all(abs(x - wx) <= 4 and abs(y - wy) <= 4
+               for (x, y), (wx, wy) in zip(area, want, strict=True)), area
+    assert running.watcher.table.throw_area == area
+
+    running.camera.lay(BRIGHT)
+    phone.locator("#c-check").tap()
+    expect(phone.locator(".calib-result.good")).to_contain_text("Alle fünf Würfel gelesen")
+    shot(phone, "32-phone-calibrate-check", full=True)
+    phone.locator("#sheet [data-close]").tap()
+    expect(phone.locator("#status-line")).not_to_contain_text("Kalibrierung")
+    assert running.service.camera.state == "ok"
+    assert not errors, errors
+
+
+def test_teach_a_dice_set_from_a_phone_face_by_face(
+        calibration_table: Any, browsers: tuple[Any, Any]) -> None:
+    from web.config import load_config
+
+    expect = playwright_api.expect
+    running = calibration_table
+    errors: list[str] = []
+    phone = open_calibrate(running, browsers, errors)
+    phone.locator("#c-teach").tap()
+    phone.locator("#t-name").fill("holz")
+    phone.locator("#t-start").tap()
+    for i, shade in enumerate((30, 60, 130, 160, 200, 240)):
+        expect(phone.locator("#sheet h3")).to_contain_text(f"Seite {i + 1} von 6")
+        expect(phone.locator("#t-next")).to_be_disabled()
+        running.camera.lay(shade)
+        phone.locator("#t-capture").tap()
+        expect(phone.locator("#t-result")).to_contain_text("5 Würfel gesehen")
+        if i == 0:
+            shot(phone, "33-phone-teach-face", full=True)
+        phone.locator("#t-next").tap()
+    expect(phone.locator("#c-dice-set")).to_have_text("holz")
+    assert load_config(running.path)[0].table.dice_set == "holz"
+    assert running.watcher.reader.dice_set.faces == [1, 2, 3, 4, 5, 6]
+    assert not errors, errors

@@ -234,8 +234,10 @@ def test_a_failing_camera_is_retried_in_the_background_and_manual_entry_works(
         return object()
 
     FakeWatcher.instances.clear()
+    alive: list[int] = []
     link = CameraLink(table.service, FakeConfig(FakeCameraConfig()), reader=None,
-                      retry_seconds=0.05, open_camera=open_camera, watcher_class=FakeWatcher)
+                      retry_seconds=0.05, open_camera=open_camera, watcher_class=FakeWatcher,
+                      on_alive=lambda: alive.append(1))
     link.start()
     deadline = time.monotonic() + 5
     failed_seen = False
@@ -248,6 +250,7 @@ def test_a_failing_camera_is_retried_in_the_background_and_manual_entry_works(
         time.sleep(0.01)
     time.sleep(0.1)
     assert failed_seen and len(attempts) >= 3
+    assert len(alive) == 2  # each retry tells systemd's watchdog the table is not hung
     cam = table.service.state()["camera"]
     assert cam["state"] == "ok"
     watcher = FakeWatcher.instances[-1]

@@ -1,7 +1,8 @@
 /* The phone: join with the PIN or the QR code, fix a die (tap it, pick the value), choose a
-   box (tap, confirm), undo, start a new game, rename players, see the camera. Everything goes
-   through the JSON API with the version the phone last saw, so two phones never overwrite
-   each other silently. */
+   box (tap, confirm), undo, start a new game, rename players, see the camera, calibrate the
+   table (areas, exposure, focus, a check, teaching a dice set). Everything goes through the
+   JSON API with the version the phone last saw, so two phones never overwrite each other
+   silently. */
 "use strict";
 
 (() => {
@@ -91,6 +92,7 @@
     if (cam === "failed") bits.push(`<span class="warn">📷 ${k.esc(k.t("camera_failed"))}</span>`);
     else if (cam === "off") bits.push(`<span>📷 ${k.esc(k.t("camera_off"))}</span>`);
     else if (cam === "moving") bits.push(`<span>🎲 ${k.esc(k.t("camera_moving"))}</span>`);
+    else if (cam === "paused") bits.push(`<span>🎯 ${k.esc(k.t("camera_paused"))}</span>`);
     for (const note of state.notes) bits.push(`<span class="warn note">⚠ ${k.esc(note)}</span>`);
     line.innerHTML = bits.join(" ");
     line.hidden = !bits.length;
@@ -250,7 +252,11 @@
     if (sheet.open) sheet.close();
   }
   sheet.addEventListener("click", (e) => { if (e.target === sheet) closeSheet(); });
-  sheet.addEventListener("close", () => { const img = sheet.querySelector("img.camera"); if (img) img.src = ""; });
+  sheet.addEventListener("close", () => {
+    const img = sheet.querySelector("img.camera");
+    if (img) img.src = "";
+    if (calibrating) { calibrating = false; k.api("POST", "/api/calibration/end", {}); }
+  });
 
   function facePad(faces, kids, cls) {
     return `<div class="face-pad ${cls || ""}">${faces.map((f) => `<button class="face-btn" data-v="${k.esc(f)}" aria-label="${k.esc(k.faceName(f, kids))}">${k.die(f)}</button>`).join("")}</div>`;
@@ -322,6 +328,7 @@
       <button class="secondary wide" id="m-rematch">⟳ ${k.esc(k.t("rematch"))}</button>
       <button class="secondary wide" id="m-players">👥 ${k.esc(k.t("players"))}</button>
       <button class="secondary wide" id="m-camera">📷 ${k.esc(k.t("camera"))}</button>
+      <button class="secondary wide" id="m-calibrate">🎯 ${k.esc(k.t("calibrate"))}</button>
       <a class="secondary wide button" href="/history">📜 ${k.esc(k.t("history"))}</a>
       <a class="secondary wide button" href="/">🖥 ${k.esc(k.t("block"))}</a>
       <label class="field">${k.esc(k.t("phone_name"))}<input id="m-name" maxlength="24" value="${k.esc(me ? me.name : "")}"></label>
@@ -331,6 +338,7 @@
       body.querySelector("#m-rematch").classList.toggle("primary", finished);
       body.querySelector("#m-players").onclick = playersSheet;
       body.querySelector("#m-camera").onclick = cameraSheet;
+      body.querySelector("#m-calibrate").onclick = calibrateSheet;
       body.querySelector("[data-close]").onclick = closeSheet;
       body.querySelector("#m-name").onchange = async (e) => {
         const r = await k.api("POST", "/api/session/name", {name: e.target.value});
@@ -425,6 +433,210 @@
       <button class="secondary wide" data-close>${k.esc(k.t("cancel"))}</button>`, (body) => {
       body.querySelector("[data-close]").onclick = closeSheet;
       body.querySelector("img").onerror = (e) => { e.target.replaceWith(Object.assign(document.createElement("p"), {className: "hint", textContent: k.t("camera_off")})); };
+    });
+  }
+
+  /* ---- calibrate: the table's camera, set up from this phone ------------------------ */
+
+  let calib = null;         // GET /api/calibration
+  let calibrating = false;  // the table reads no throws until the sheet closes
+
+  /* A calibration request from a button: busy while it runs; a refusal is a toast. */
+  async function calibStep(button, method, path, body) {
+    const label = button.innerHTML;
+    button.disabled = true;
+    button.innerHTML = "…";
+    const r = await k.api(method, path, body);
+    button.disabled = false;
+    button.innerHTML = label;
+    if (r.ok) return r.data;
+    if (r.status === 401) { closeSheet(); showJoin(k.t("not_joined")); }
+    else k.toast(k.errorText(r.error), "error");
+    return null;
+  }
+
+  /* A step that changes the calibration: the overview again, unless the phone has moved on
+     meanwhile (focusing takes seconds). */
+  async function calibSave(button, path, body, done) {
+    const data = await calibStep(button, "POST", path, body);
+    if (!data) return;
+    calib = data;
+    k.toast(done || k.t("calib_saved"));
+    if (button.isConnected) calibrateMain();
+  }
+
+  async function calibrateSheet() {
+    const r = await k.api("POST", "/api/calibration/begin", {});
+    if (r.status === 401) { closeSheet(); showJoin(k.t("not_joined")); return; }
+    calib = r.ok ? r.data : null;
+    calibrating = r.ok;
+    calibrateMain();
+  }
+
+  function calibrateMain() {
+    const c = calib;
+    const t = (key, params) => k.esc(k.t(key, params));
+    if (!c || !c.camera.available || ["failed", "off"].includes(c.camera.state)) {
+      openSheet(`<h3>🎯 ${t("calibrate")}</h3><p>${t("calib_no_camera")}</p>
+        <p class="hint">${k.esc(c ? c.camera.message : state.camera.message)}</p>
+        <button class="secondary wide" data-close>${t("back")}</button>`, (body) => {
+        body.querySelector("[data-close]").onclick = closeSheet;
+      });
+      return;
+    }
+    const corners = (area, empty) => (area.length ? t("calib_corners", {n: area.length}) : t(empty));
+    const controls = c.camera.controls ? `
+      <button class="secondary wide" id="c-lock">${c.exposure ? "🔓 " + t("calib_unlock") : "🔒 " + t("calib_lock")}</button>
+      <button class="secondary wide" id="c-focus">◎ ${t("calib_focus_now")}</button>` :
+      `<p class="hint" id="c-no-controls">${t("calib_no_controls", {kind: c.camera.kind})}</p>`;
+    openSheet(`<h3>🎯 ${t("calibrate")}</h3>
+      <p class="hint">${t("calib_paused")}</p>
+      <dl class="calib-summary">
+        <dt>${t("calib_throw_area")}</dt><dd id="c-throw">${corners(c.throw_area, "calib_whole")}</dd>
+        <dt>${t("calib_keep_area")}</dt><dd id="c-keep">${corners(c.keep_area, "calib_none")}</dd>
+        <dt>${t("calib_exposure")}</dt><dd id="c-exposure">${t(c.exposure ? "calib_locked" : "calib_auto")}</dd>
+        <dt>${t("calib_focus")}</dt><dd>${c.lens_position === null ? t("calib_auto") : k.esc(c.lens_position) + " dpt"}</dd>
+        <dt>${t("calib_dice_set")}</dt><dd id="c-dice-set">${k.esc(c.dice_set)}</dd>
+      </dl>
+      <div class="menu">
+        <button class="secondary wide" id="c-areas">▭ ${t("calib_areas")}</button>
+        ${controls}
+        <button class="secondary wide" id="c-check">✓ ${t("calib_check")}</button>
+        <p class="hint">${t("calib_check_hint")}</p>
+        <div id="c-check-result" class="calib-result" hidden></div>
+        <button class="secondary wide" id="c-teach">🎲 ${t("calib_teach")}</button>
+        <button class="primary wide" data-close>${t("calib_done")}</button>
+      </div>`, (body) => {
+      body.querySelector("[data-close]").onclick = closeSheet;
+      body.querySelector("#c-areas").onclick = calibrateAreas;
+      body.querySelector("#c-teach").onclick = teachName;
+      if (c.camera.controls) {
+        body.querySelector("#c-lock").onclick = (e) => calibSave(e.currentTarget, "/api/calibration/exposure", {locked: !c.exposure});
+        body.querySelector("#c-focus").onclick = (e) => calibSave(e.currentTarget, "/api/calibration/focus", {});
+      }
+      body.querySelector("#c-check").onclick = async (e) => {
+        const data = await calibStep(e.currentTarget, "POST", "/api/calibration/check", {});
+        if (!data) return;
+        const out = body.querySelector("#c-check-result");
+        out.hidden = false;
+        out.className = "calib-result " + (data.ok ? "good" : "bad");
+        out.innerHTML = `<p><strong>${data.ok ? "✓ " + t("check_ok") : "✗ " + t("check_bad")}</strong><br>${k.esc(data.message)}</p>
+          <div class="dice-row">${data.values.map((v) => k.die(v)).join("")}</div>
+          <img class="calib-shot" alt="" src="${data.picture}">`;
+      };
+    });
+  }
+
+  /* Tap the corners of the throw area and the keep area on a still of the camera. */
+  function calibrateAreas() {
+    const [width, height] = calib.size;
+    const points = {throw: calib.throw_area.map((p) => [...p]), keep: calib.keep_area.map((p) => [...p])};
+    let which = "throw";
+    const t = (key, params) => k.esc(k.t(key, params));
+    const snapshot = () => `/api/calibration/snapshot.jpg?t=${Date.now()}`;
+    const shape = (area, cls) => {
+      const pts = points[area];
+      const line = pts.map((p) => p.join(",")).join(" ");
+      const r = Math.max(width, height) / 90;
+      return (pts.length >= 3 ? `<polygon class="${cls}" points="${line}"/>` : pts.length === 2 ? `<polyline class="${cls}" points="${line}"/>` : "") +
+        pts.map((p) => `<circle class="${cls}" cx="${p[0]}" cy="${p[1]}" r="${r}"/>`).join("");
+    };
+    const draw = (body) => {
+      body.querySelector("svg").innerHTML = shape("keep", "keep" + (which === "keep" ? " on" : "")) +
+        shape("throw", "throw" + (which === "throw" ? " on" : ""));
+      body.querySelectorAll(".tab").forEach((b) => b.classList.toggle("on", b.dataset.which === which));
+      body.querySelector("#a-hint").textContent = `${k.t(which === "throw" ? "area_throw" : "area_keep")} ${k.t("area_set", {n: points[which].length})}`;
+      const keep = points.keep.length;
+      body.querySelector("#a-save").disabled = points.throw.length < 3 || (keep > 0 && keep < 3);
+    };
+    openSheet(`<h3>▭ ${t("calib_areas")}</h3>
+      <div class="tabs"><button class="tab" data-which="throw">${t("calib_throw_area")}</button>
+        <button class="tab" data-which="keep">${t("calib_keep_area")}</button></div>
+      <p class="hint" id="a-hint"></p>
+      <div class="calib-picture" id="a-picture"><img class="calib-shot" id="a-img" alt="${t("camera")}" src="${snapshot()}">
+        <svg viewBox="0 0 ${width} ${height}" preserveAspectRatio="none" aria-hidden="true"></svg></div>
+      <div class="row-buttons"><button class="secondary" id="a-reset">↺ ${t("area_reset")}</button>
+        <button class="secondary" id="a-reload">📷 ${t("area_reload")}</button></div>
+      <div class="row-buttons"><button class="primary" id="a-save">${t("save")}</button>
+        <button class="secondary" id="a-back">${t("back")}</button></div>`, (body) => {
+      const img = body.querySelector("#a-img");
+      img.onerror = () => { img.alt = k.t("no_camera"); k.toast(k.t("no_camera"), "error"); };
+      body.querySelector("#a-picture").onclick = (e) => {
+        const box = img.getBoundingClientRect();
+        const x = Math.round(Math.min(1, Math.max(0, (e.clientX - box.left) / box.width)) * width);
+        const y = Math.round(Math.min(1, Math.max(0, (e.clientY - box.top) / box.height)) * height);
+        points[which].push([x, y]);
+        draw(body);
+      };
+      body.querySelectorAll(".tab").forEach((b) => { b.onclick = () => { which = b.dataset.which; draw(body); }; });
+      body.querySelector("#a-reset").onclick = () => { points[which] = []; draw(body); };
+      body.querySelector("#a-reload").onclick = () => { img.src = snapshot(); };
+      body.querySelector("#a-back").onclick = calibrateMain;
+      body.querySelector("#a-save").onclick = (e) => calibSave(e.currentTarget, "/api/calibration/areas",
+        {throw_area: points.throw, keep_area: points.keep});
+      draw(body);
+    });
+  }
+
+  /* Teaching a dice set: a name and pips or animals, then one picture per face. */
+  function teachName() {
+    const t = (key, params) => k.esc(k.t(key, params));
+    let kind = "pips";
+    openSheet(`<h3>🎲 ${t("calib_teach")}</h3><p class="hint">${t("teach_intro")}</p>
+      <label class="field">${t("teach_name")}<input id="t-name" maxlength="40" autocapitalize="off" autocomplete="off"
+        value="${k.esc(localStorage.getItem("kniffel-dice-set") || "")}"></label>
+      <div class="tabs"><button class="tab on" data-kind="pips">${t("teach_pips")}</button>
+        <button class="tab" data-kind="animals">${t("teach_animals")}</button></div>
+      <div class="row-buttons"><button class="primary" id="t-start">${t("teach_start")}</button>
+        <button class="secondary" id="t-back">${t("back")}</button></div>`, (body) => {
+      body.querySelectorAll(".tab").forEach((b) => {
+        b.onclick = () => { kind = b.dataset.kind; body.querySelectorAll(".tab").forEach((x) => x.classList.toggle("on", x === b)); };
+      });
+      body.querySelector("#t-back").onclick = calibrateMain;
+      body.querySelector("#t-start").onclick = () => {
+        const name = body.querySelector("#t-name").value.trim();
+        if (!name) { k.toast(k.t("teach_need_name"), "warn"); return; }
+        localStorage.setItem("kniffel-dice-set", name);
+        teachFace(name, calib.faces[kind], 0, new Set());
+      };
+    });
+  }
+
+  function teachFace(name, faces, i, captured) {
+    const t = (key, params) => k.esc(k.t(key, params));
+    const face = faces[i];
+    const last = i === faces.length - 1;
+    const faceName = k.faceName(face, typeof face === "string");
+    openSheet(`<h3>🎲 ${k.esc(name)} · ${t("teach_face_of", {n: i + 1, of: faces.length})}</h3>
+      <div class="teach-face">${k.die(face)}</div>
+      <p class="teach-say">${t("teach_lay", {face: faceName})}</p>
+      <div id="t-result" class="calib-result" hidden></div>
+      <button class="primary big" id="t-capture">📷 ${t(captured.has(face) ? "teach_again" : "teach_capture")}</button>
+      <div class="row-buttons">
+        <button class="secondary" id="t-prev">← ${t("back")}</button>
+        <button class="${last ? "primary" : "secondary"}" id="t-next" ${captured.has(face) ? "" : "disabled"}>${t(last ? "teach_finish" : "teach_next")} →</button>
+      </div>`, (body) => {
+      body.querySelector("#t-prev").onclick = () => (i ? teachFace(name, faces, i - 1, captured) : teachName());
+      body.querySelector("#t-capture").onclick = async (e) => {
+        const button = e.currentTarget;
+        const data = await calibStep(button, "POST", "/api/calibration/teach/capture", {name, face});
+        if (!data) return;
+        captured.add(face);
+        const out = body.querySelector("#t-result");
+        out.hidden = false;
+        out.className = "calib-result " + (data.dice ? "good" : "bad");
+        out.innerHTML = `<p>${t(data.dice ? "teach_seen" : "teach_none_seen", {n: data.dice})}</p>
+          <img class="calib-shot" alt="" src="${data.picture}">`;
+        button.textContent = `📷 ${k.t("teach_again")}`;
+        button.className = "secondary big";
+        const next = body.querySelector("#t-next");
+        next.disabled = false;
+        next.className = "primary";
+      };
+      body.querySelector("#t-next").onclick = (e) => {
+        if (!last) { teachFace(name, faces, i + 1, captured); return; }
+        calibSave(e.currentTarget, "/api/calibration/teach", {name, faces}, k.t("teach_done", {name}));
+      };
     });
   }
 

@@ -11,6 +11,7 @@
   function cameraText(cam) {
     if (cam.state === "ok") return ["ok", k.t("camera_ok")];
     if (cam.state === "moving") return ["moving", k.t("camera_moving")];
+    if (cam.state === "paused") return ["moving", k.t("camera_paused")];
     if (cam.state === "failed") return ["failed", k.t("camera_failed")];
     return ["off", k.t("camera_off")];
   }
