@@ -253,6 +253,41 @@ def test_a_replayed_throw_is_read_corrected_entered_and_undone_from_a_phone(
     assert not errors, errors
 
 
+
+def test_make_run_the_demo_table_plays_by_itself_and_anyone_can_join(
+        tmp_path: Path, models_ready: None, browsers: tuple[Any, Any]) -> None:
+    """What `make run` starts (`kniffel serve --camera demo`): rendered dice are thrown,
+    read by the real models and written into the block, and a phone joins with the PIN."""
+    expect = playwright_api.expect
+    table_ctx, phone_ctx = browsers
+    errors: list[str] = []
+    server = ServeProcess(tmp_path / "state", camera="demo")
+    try:
+        table = first_page(table_ctx, errors, "table")
+        table.goto(server.url + "/")
+        expect(table.locator("#pin-value")).to_have_text(server.pin)
+        expect(table.locator(".turn .dice-row svg.die")).to_have_count(
+            5, timeout=READ_TIMEOUT_MS)
+        expect(table.locator("#camera")).to_have_class(re.compile(r"camera-status (ok|moving)"))
+
+        phone = first_page(phone_ctx, errors, "phone")
+        phone.goto(server.url + "/phone")
+        phone.locator("#pin").fill(server.pin)
+        phone.locator("#join-button").tap()
+        expect(phone.locator("#who")).to_contain_text("Spieler")
+        expect(phone.locator("#dice svg.die").first).to_be_visible(timeout=READ_TIMEOUT_MS)
+
+        # Nobody touches anything: the demo keeps playing, turns are written into the block.
+        totals = table.locator(".kblock tr.total td")
+        expect(totals.first).not_to_have_text("0", timeout=3 * READ_TIMEOUT_MS)
+        shot(table, "40-demo-table-playing")
+        shot(phone, "41-demo-phone-joined")
+    finally:
+        rc = server.stop()
+    out = "".join(server.output)
+    assert rc == 0 and "Traceback" not in out, out
+    assert not errors, errors
+
 # ---- a scripted camera: what a recording cannot show ---------------------------------------
 
 
