@@ -15,6 +15,7 @@ from pathlib import Path
 
 import pytest
 
+from tests.web.conftest import make_table
 from web.config import load_config
 
 REPO = Path(__file__).resolve().parents[2]
@@ -85,10 +86,13 @@ def test_install_layout_and_upgrade_keeps_games_and_config(tmp_path: Path) -> No
     # The family plays and calibrates; then the code is upgraded.
     state = root / "var/lib/kniffel"
     assert state.is_dir() and state.stat().st_mode & 0o777 == 0o750
-    (state / "kniffel.sqlite3").write_bytes(b"SQLite format 3\x00 saved games")
-    games = state / "games"
-    games.mkdir()
-    (games / "2024-12-24.json").write_text('{"format": "kniffel-record/1"}')
+    table = make_table(state)  # the table's own store (kniffel.db) and PIN, as serve makes them
+    phone = table.phone()
+    phone.ok("throws", dice=[3, 3, 4, 4, 4])
+    phone.ok("entries", box="full_house")
+    phone.ok("throws", dice=[6, 6, 6, 1, 2])
+    played = phone.state()
+    table.store.close()
     (root / "var/lib/kniffel/dice-sets").mkdir()
     (root / "var/lib/kniffel/dice-sets/holz.npz").write_bytes(b"\x00taught")
     edited = config_file.read_text().replace("port = 8000", "port = 8080")
@@ -98,8 +102,11 @@ def test_install_layout_and_upgrade_keeps_games_and_config(tmp_path: Path) -> No
     second = install(root, "--no-venv")
     assert "keeping" in second.stdout and ":8080/" in second.stdout
     assert config_file.read_text() == edited
-    assert (state / "kniffel.sqlite3").read_bytes() == b"SQLite format 3\x00 saved games"
-    assert (games / "2024-12-24.json").read_text() == '{"format": "kniffel-record/1"}'
+    resumed = table.reopen()  # the game goes on where it was, with the same PIN
+    after = resumed.phone(join=False).state()
+    assert after["game"] == played["game"] and after["block"] == played["block"]
+    assert resumed.secret.pin == table.secret.pin
+    resumed.store.close()
     assert (root / "var/lib/kniffel/dice-sets/holz.npz").read_bytes() == b"\x00taught"
     assert not (src / "stale_module.py").exists()
     assert not (root / "opt/kniffel/src.old").exists()
