@@ -23,10 +23,11 @@ $(TEST_STAMP): pyproject.toml $(STAMP)
 	touch $@
 
 # The browser tests drive Debian's Chromium (Playwright's own browser download is not
-# possible here); the emoji font draws the animal dice.
+# possible here); the emoji font draws the animal dice; systemd-analyze checks the unit.
 $(BROWSER_STAMP): | $(BIN)/python
-	command -v chromium >/dev/null 2>&1 || { SUDO=$$( [ "$$(id -u)" = 0 ] || echo sudo ); \
-	  $$SUDO apt-get update -qq && $$SUDO apt-get install -y -qq chromium fonts-noto-color-emoji; }
+	{ command -v chromium && command -v systemd-analyze; } >/dev/null 2>&1 || { \
+	  SUDO=$$( [ "$$(id -u)" = 0 ] || echo sudo ); $$SUDO apt-get update -qq && \
+	  $$SUDO apt-get install -y -qq chromium fonts-noto-color-emoji systemd; }
 	touch $@
 
 $(TRAIN_STAMP): pyproject.toml $(STAMP)

@@ -98,9 +98,9 @@ def finish_and_unwind(game: Game, seed: int) -> None:
 
 
 @pytest.mark.parametrize("name", sorted(RULESETS))
-@settings(max_examples=1000, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=2000, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(seed=st.integers(0, 2**32 - 1), players=st.integers(1, 3), scharf=st.booleans())
-def test_a_thousand_random_games_per_ruleset(name: str, seed: int, players: int,
+def test_two_thousand_random_games_per_ruleset(name: str, seed: int, players: int,
                                              scharf: bool) -> None:
     variants = ["scharf"] if scharf and name != "kids" else []
     game = Game.new(name, [f"P{i}" for i in range(players)], variants=variants)
