@@ -180,11 +180,14 @@ class Pending:
     confidence: list[float | None]
     problems: list[str]
     held: list[int] | None
+    #: A re-read of the turn's last throw (a die was nudged): accepting it updates that
+    #: throw instead of adding one.
+    replaces: bool = False
 
     def to_json(self) -> dict[str, Any]:
         return {"dice": self.dice, "flags": self.flags, "confidence": self.confidence,
                 "problems": self.problems, "held": self.held,
-                "complete": self.complete}
+                "complete": self.complete, "replaces": self.replaces}
 
     @property
     def complete(self) -> bool:
@@ -227,17 +230,13 @@ class TableState:
                 actor, payload.get("source", "phone"), payload.get("confidence"),
                 payload.get("flags")))
         elif kind == "reread":
-            last = game.peek()
-            if not isinstance(last, Throw) or self.info[-1].source != "camera":
-                raise Illegal("the last move is not a throw the camera read")
-            game.pop()
-            self.info.pop()
+            self._drop_camera_throw()
             self._push_throw(payload["dice"], payload.get("held"), MoveInfo(
                 actor, "camera", payload.get("confidence"), payload.get("flags")))
         elif kind == "pending":
             self.pending = Pending(list(payload["dice"]), list(payload["flags"]),
                                    list(payload["confidence"]), list(payload["problems"]),
-                                   payload.get("held"))
+                                   payload.get("held"), bool(payload.get("replaces")))
         elif kind == "dismiss":
             if self.pending is None:
                 raise Illegal("there is no throw waiting to be checked")
@@ -311,6 +310,14 @@ class TableState:
         self.info[-1] = MoveInfo(info.actor, info.source, confidence, flags,
                                  sorted(set(info.corrected) | {index}), player=info.player)
 
+    def _drop_camera_throw(self) -> None:
+        """Take back the turn's last throw before its re-read goes in."""
+        last = self.game.peek()
+        if not isinstance(last, Throw) or self.info[-1].source != "camera":
+            raise Illegal("the last move is not a throw the camera read")
+        self.game.pop()
+        self.info.pop()
+
     def _accept(self, actor: str) -> None:
         pending = self.pending
         if pending is None:
@@ -319,6 +326,8 @@ class TableState:
         if missing:
             raise Illegal(f"die {missing[0]} is not known yet: tap it and pick its value",
                           code="die_missing")
+        if pending.replaces:
+            self._drop_camera_throw()
         self._push_throw(list(pending.dice), pending.held,  # type: ignore[arg-type]
                          MoveInfo(actor, "camera", pending.confidence, pending.flags,
                                   [i for i, c in enumerate(pending.confidence) if c is None]))
@@ -680,22 +689,28 @@ class TableService:
                                     f"{t.game.rules.ruleset.title} dice")
                     values[i] = None
             trusted = not problems and not any(flags) and all(v is not None for v in values)
+            last = t.game.peek()
+            # A nudged die re-read: it updates the throw the camera put in (or the one
+            # still waiting to be checked), never adds one.
+            replaces = update and (t.pending.replaces if t.pending is not None else True)
+            if update and t.pending is None and not (
+                    isinstance(last, Throw) and t.info[-1].source == "camera"
+                    and not t.info[-1].corrected):
+                return  # a re-read of a throw a person already changed: theirs wins
             if not trusted:
                 if t.pending is None and not update and len(t.game.throws) >= MAX_THROWS:
                     self._refuse_fourth()
                     return
                 payload = {"dice": values, "flags": flags, "confidence": confidence,
                            "problems": problems, "held": None if held is None else list(held)}
+                if replaces:
+                    payload["replaces"] = True
                 self._commit_quietly("pending", payload, actor)
                 return
             payload = {"dice": values, "held": None if held is None else list(held),
                        "source": "camera", "confidence": confidence, "flags": flags}
-            last = t.game.peek()
-            if update and t.pending is None:
-                if not (isinstance(last, Throw) and t.info[-1].source == "camera"
-                        and not t.info[-1].corrected):
-                    return  # a re-read of a throw a person already changed: theirs wins
-                if list(last.dice) == values:
+            if replaces:
+                if t.pending is None and list(last.dice) == values:  # type: ignore[union-attr]
                     return
                 kind = "reread"
             else:

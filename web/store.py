@@ -52,6 +52,10 @@ CREATE TABLE IF NOT EXISTS sessions (
 """
 
 
+#: SQLite's largest integer: a larger game number cannot even be looked up.
+SQLITE_MAX_INTEGER = 2**63 - 1
+
+
 class StaleVersionError(Exception):
     """Another writer appended first: the caller's version is no longer the latest."""
 
@@ -153,6 +157,8 @@ class Store:
         return [Event(s, k, json.loads(p), a, t) for s, k, p, a, t in rows]
 
     def game(self, game_id: int) -> GameRow | None:
+        if not 0 < game_id <= SQLITE_MAX_INTEGER:  # a number from a URL: no such game
+            return None
         rows = self._games("WHERE g.id=?", (game_id,))
         return rows[0] if rows else None
 
