@@ -23,11 +23,12 @@ $(TEST_STAMP): pyproject.toml $(STAMP)
 	touch $@
 
 # The browser tests drive Debian's Chromium (Playwright's own browser download is not
-# possible here); the emoji font draws the animal dice; systemd-analyze checks the unit.
+# possible here); the emoji font draws the animal dice; systemd-analyze checks the unit;
+# node runs the pages' scripts against a stub page.
 $(BROWSER_STAMP): | $(BIN)/python
-	{ command -v chromium && command -v systemd-analyze; } >/dev/null 2>&1 || { \
-	  SUDO=$$( [ "$$(id -u)" = 0 ] || echo sudo ); $$SUDO apt-get update -qq && \
-	  $$SUDO apt-get install -y -qq chromium fonts-noto-color-emoji systemd; }
+	{ command -v chromium && command -v systemd-analyze && command -v node; } >/dev/null 2>&1 \
+	  || { SUDO=$$( [ "$$(id -u)" = 0 ] || echo sudo ); $$SUDO apt-get update -qq && \
+	  $$SUDO apt-get install -y -qq chromium fonts-noto-color-emoji systemd nodejs; }
 	touch $@
 
 $(TRAIN_STAMP): pyproject.toml $(STAMP)

@@ -363,6 +363,13 @@ def test_the_table_view_puts_the_column_variants_side_by_side(table: Table,
     # the rule as the cell's title
     closed = re.findall(r'<td class="[^"]*\bclosed\b[^"]*" title="([^"]+)"', block)
     assert closed and any("von oben" in why for why in closed)
+    # the list beside the block names the forbidden ones with the reason too (no hover on a
+    # TV): per column, one line per reason
+    options = view["de"]["options"]["html"]
+    lines = re.findall(r'<li class="closed"[^>]*><span class="oname"><small>\(([^)]+)\)</small>'
+                       r' ([^<]+)</span><span class="opts"><span class="reason">([^<]+)<', options)
+    assert {column for column, _, _ in lines} == {"von oben", "von unten", "frei"}, options
+    assert all(why.strip() for _, _, why in lines)
     assert "Endsumme" in block and "Gesamt oben" in block
     assert block.count("Endsumme (Spalte)") == 1
 

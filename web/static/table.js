@@ -78,6 +78,18 @@
         return `<li class="${o.legal ? "legal" : "closed"}${best ? " best" : ""}" title="${k.esc(o.legal ? "" : k.reason(o.reason, kids))}">
           <span class="oname">${best ? "★ " : ""}${name}</span><span class="opts">${o.legal ? pts : `<span class="reason">${k.esc(why)}</span>`}</span></li>`;
       });
+      if (several) {
+        // Too many to list one by one: the forbidden boxes of a column, one line per reason.
+        const closed = new Map();
+        for (const o of turn.options.filter((o) => !o.legal)) {
+          const key = `${o.column}\n${k.reason(o.reason, kids, true)}`;
+          closed.set(key, [...(closed.get(key) || []), k.label(o.box, kids)]);
+        }
+        for (const [key, boxes] of closed) {
+          const [column, why] = key.split("\n");
+          rows.push(`<li class="closed" title="${k.esc(boxes.join(", "))}"><span class="oname"><small>(${k.esc(k.label(column))})</small> ${k.esc(boxes.length > 2 ? `${boxes[0]} … ${boxes[boxes.length - 1]} (${boxes.length})` : boxes.join(", "))}</span><span class="opts"><span class="reason">${k.esc(why)}</span></span></li>`);
+        }
+      }
       $("options").innerHTML = `<h3>${k.esc(k.t("options"))}</h3><ul class="olist" style="grid-template-rows: repeat(${Math.ceil(rows.length / 2)}, auto)">${rows.join("")}</ul>`;
       $("options").hidden = false;
     } else {
