@@ -354,7 +354,8 @@ def make_blueprint() -> Blueprint:
     @api.post("/games/<int:game_id>/rematch")
     @needs_phone
     def rematch(game_id: int) -> Any:
-        return ctx().service.rematch(game_id, g.actor), 201
+        body = body_json() if request.get_data(cache=True).strip() else {}
+        return ctx().service.rematch(game_id, g.actor, body), 201
 
     @api.post("/games/<int:game_id>/<change>")
     @needs_phone

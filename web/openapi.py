@@ -30,6 +30,10 @@ ERRORS = {
     "422": {"$ref": "#/components/responses/NotAllowed"},
 }
 
+#: Optional guard of a new game: the game the phone saw on the table (409 when another phone
+#: started one meanwhile).
+REPLACES = {"type": "integer", "description": "the game on the table when the phone asked; "
+            "409 with the fresh state when another game was started meanwhile"}
 GAME_ID = {"name": "game_id", "in": "path", "required": True, "schema": {"type": "integer"}}
 
 
@@ -174,6 +178,9 @@ def spec() -> dict[str, Any]:
         "/api/games/{game_id}/rematch": {"post": {
             "summary": "Rematch: a new game with the same players and rules",
             "tags": ["games"], "security": [{"session": []}], "parameters": [GAME_ID],
+            "requestBody": {"required": False, "content": {"application/json": {"schema": {
+                "type": "object", "additionalProperties": False,
+                "properties": {"replaces": REPLACES}}}}},
             "responses": {"201": _json(_ref("TableState"), "the new game"), **ERRORS}}},
         "/api/games/{game_id}/throws": _change(
             "Post a throw", "Five dice; `held` lists the positions (0-4) kept from the "
@@ -326,7 +333,8 @@ def spec() -> dict[str, Any]:
                               "variants": {"type": "array", "items": {
                                   "type": "string", "enum": list(VARIANTS)}},
                               "columns": {"type": "array", "items": {
-                                  "type": "string", "enum": list(COLUMN_KINDS)}}}},
+                                  "type": "string", "enum": list(COLUMN_KINDS)}},
+                              "replaces": REPLACES}},
                 "Record": {"type": "object", "description": "kniffel-record/1 (README)",
                            "required": ["format", "rules", "players"],
                            "properties": {"format": {"const": "kniffel-record/1"}}},

@@ -146,7 +146,7 @@ def _name(value: Any, what: str) -> str:
 
 def check_setup(body: Any) -> dict[str, Any]:
     """A new game's players, ruleset, variants and columns, checked by the engine."""
-    body = _fields(body, ["players"], ["rules", "variants", "columns"])
+    body = _fields(body, ["players"], ["rules", "variants", "columns", "replaces"])
     players = body["players"]
     if not isinstance(players, list):
         raise BadRequest("players must be a list of names")
@@ -615,19 +615,34 @@ class TableService:
 
     def create_game(self, body: Any, actor: Actor, rematch_of: int | None = None) -> dict[
             str, Any]:
+        """A new game on the table. `replaces` in the body (optional): the game the phone
+        saw on the table; when another phone has started one meanwhile, 409 and the fresh
+        state instead of a second new game."""
         setup = check_setup(body)
         with self._lock:
+            self._check_replaces(body.get("replaces"))
             self.game_id = self.store.create_game(setup, rematch_of)
             self.table = self._load(self.game_id)
             self.notice = None
             self._publish()
             return self._state()
 
-    def rematch(self, game_id: int, actor: Actor) -> dict[str, Any]:
+    def rematch(self, game_id: int, actor: Actor, body: Any = None) -> dict[str, Any]:
+        """The same players and rules again; `replaces` as for create_game."""
         with self._lock:
             old = self._replayed(game_id)
-            setup = {**old.setup, "players": list(old.game.players)}
+            setup = {**old.setup, "players": list(old.game.players),
+                     **_fields(body or {}, [], ["replaces"])}
         return self.create_game(setup, actor, rematch_of=game_id)
+
+    def _check_replaces(self, seen: Any) -> None:
+        if seen is None:
+            return
+        if isinstance(seen, bool) or not isinstance(seen, int):
+            raise BadRequest("replaces must be the number of the game on the table")
+        if seen != self.game_id:
+            raise Conflict(f"someone else started game {self.game_id} meanwhile",
+                           state=self._state())
 
     def import_record(self, record: Any, actor: Actor) -> dict[str, Any]:
         """A kniffel-record/1 becomes a game; an unfinished one goes on at the table."""

@@ -166,6 +166,28 @@ def test_two_phones_at_once_one_wins_the_other_gets_409_and_fresh_state(table: T
     assert fresh["block"]["players"][0]["columns"][0]["boxes"]["chance"] is None
 
 
+def test_two_phones_starting_a_new_game_at_once_one_wins(table: Table) -> None:
+    anna, ben = table.phone("Anna"), table.phone("Ben")
+    seen = anna.state()["game"]["id"]
+    first = anna.client.post("/api/games", json={"players": ["A", "B"], "replaces": seen},
+                             headers=ORIGIN)
+    second = ben.client.post("/api/games", json={"players": ["C"], "replaces": seen},
+                             headers=ORIGIN)
+    assert first.status_code == 201
+    assert second.status_code == 409, second.json
+    assert "someone else started game" in second.json["error"]["message"]
+    assert second.json["state"]["game"]["id"] == first.json["game"]["id"]
+    # a rematch is guarded the same way; without `replaces` (API clients) it just starts
+    late = ben.client.post(f"/api/games/{seen}/rematch", json={"replaces": seen},
+                           headers=ORIGIN)
+    assert late.status_code == 409
+    assert [p["name"] for p in anna.state()["block"]["players"]] == ["A", "B"]
+    bad = ben.client.post("/api/games", json={"players": ["C"], "replaces": "x"},
+                          headers=ORIGIN)
+    assert bad.status_code == 400 and "replaces" in bad.json["error"]["message"]
+    assert ben.client.post(f"/api/games/{seen}/rematch", headers=ORIGIN).status_code == 201
+
+
 def test_concurrent_changes_from_threads_lose_nothing(table: Table) -> None:
     phones = [table.phone(f"P{i}") for i in range(6)]
     phones[0].ok("throws", dice=[1, 2, 3, 4, 5])

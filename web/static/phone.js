@@ -234,8 +234,18 @@
   }
 
   async function rematch() {
-    const r = await k.api("POST", `/api/games/${state.game.id}/rematch`, {});
-    if (r.ok) { state = r.data; render(); } else k.toast(k.errorText(r.error), "error");
+    const r = await k.api("POST", `/api/games/${state.game.id}/rematch`, {replaces: state.game.id});
+    if (r.ok) { state = r.data; render(); } else if (!tookFresher(r)) k.toast(k.errorText(r.error), "error");
+  }
+
+  /** Another phone started a game first (409 with the fresh state): show that one. */
+  function tookFresher(r) {
+    if (r.status !== 409 || !r.data || !r.data.state) return false;
+    if (sheet.open) closeSheet();
+    state = r.data.state;
+    render();
+    k.toast(k.t("conflict"), "warn");
+    return true;
   }
 
   /* ---- sheets (bottom dialogs) ---------------------------------------------------- */
@@ -387,7 +397,7 @@
       body.querySelector("#g-start").onclick = async () => {
         const rs = body.querySelector("#g-rules").value;
         const takes = rules.rulesets.find((r) => r.id === rs).variants;
-        const payload = {players: names.map((n) => n.trim()), rules: rs};
+        const payload = {players: names.map((n) => n.trim()), rules: rs, replaces: state.game.id};
         if (takes) {
           payload.variants = [...body.querySelectorAll("input[name=variant]:checked")].map((x) => x.value);
           const cols = [...body.querySelectorAll("input[name=column]:checked")].map((x) => x.value);
@@ -395,7 +405,7 @@
         }
         const r = await k.api("POST", "/api/games", payload);
         if (r.ok) { closeSheet(); state = r.data; render(); }
-        else k.toast(k.errorText(r.error), "error");
+        else if (!tookFresher(r)) k.toast(k.errorText(r.error), "error");
       };
       draw(body);
     });
