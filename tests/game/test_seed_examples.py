@@ -80,21 +80,18 @@ def test_three_fives_and_two_threes_have_four_possibilities(seed: str, rules: st
                                              ("001", "kniffel-international"),
                                              ("002", "kniffel"),
                                              ("003", "kniffel-house")])
-def test_upper_bonus_of_35_at_63_in_every_edition(seed: str, rules: str) -> None:
-    # 000/002 "Bonus ... mindestens 63 Punkte", 001 "Prämie ... 63 oder mehr Punkte auf
-    # beliebige Weise" (here: no sixes at all, four of everything else), 003 "Sammeln".
+@pytest.mark.parametrize(("ones", "upper_sum", "bonus"), [([1, 1, 1, 2, 3], 63, 35),
+                                                         ([1, 1, 2, 2, 3], 62, 0)])
+def test_upper_bonus_of_35_at_63_in_every_edition(seed: str, rules: str, ones: list[int],
+                                                  upper_sum: int, bonus: int) -> None:
+    # 000/002 "Bonus ... mindestens 63 Punkte im gesamten oberen Teil", 001 "Prämie von 35
+    # Punkten ... 63 oder mehr Punkte auf beliebige Weise im oberen Teil", 003 "Sammeln".
     game = Game.new(rules)
-    fill(game, {"ones": [1, 1, 1, 1, 6], "twos": [2, 2, 2, 2, 6], "threes": [3, 3, 3, 3, 6],
-                "fours": [4, 4, 4, 4, 6], "fives": [5, 5, 5, 5, 6]})
-    game.throw([1, 2, 3, 4, 5])
-    game.enter("sixes", scratch=rules in ("kniffel-international", "kniffel-house"))
-    totals = game.column_totals(game.state.players[0].columns[0])
-    assert (totals.upper_sum, totals.bonus) == (60, 0)
-    game = Game.new(rules)
-    fill(game, {"ones": [1, 1, 1, 2, 3], "twos": [2, 2, 2, 1, 3], "threes": [3, 3, 3, 1, 2],
+    fill(game, {"ones": ones, "twos": [2, 2, 2, 1, 3], "threes": [3, 3, 3, 1, 2],
                 "fours": [4, 4, 4, 1, 2], "fives": [5, 5, 5, 1, 2], "sixes": [6, 6, 6, 1, 2]})
     totals = game.column_totals(game.state.players[0].columns[0])
-    assert (totals.upper_sum, totals.bonus, totals.total) == (63, 35, 98)
+    assert (totals.upper_sum, totals.bonus, totals.total) == (upper_sum, bonus,
+                                                              upper_sum + bonus)
 
 
 # ---- 000: the older edition (kniffel-classic) ---------------------------------------------
@@ -159,19 +156,21 @@ def test_000_kniffel_of_fives_for_50_extra_points_goes_into_fives_with_25() -> N
 
 
 def test_000_game_ends_with_the_last_box_of_the_last_player_most_points_wins() -> None:
-    # 000/002 "Spielende": the game ends once the last player's last box is filled; the
-    # most points (bonuses included) win.
+    # 000 "Spielende": "Das Spiel endet, sobald das letzte Kästchen beim letzten Spieler
+    # ausgefüllt ist. Nun werden alle Punkte (Boni nicht vergessen) zusammengerechnet. Der
+    # Spieler mit den meisten Punkten ist der Sieger."
     game = Game.new("kniffel-classic", players=["Dora", "Udo"])
-    for box in game.rules.boxes:
-        for player, dice in (("Dora", [6, 6, 6, 6, 6]), ("Udo", [1, 2, 3, 4, 6])):
-            assert game.current_player == player and not game.finished
-            game.throw(dice)
-            option = next(o for o in game.options() if o.legal and o.box == box) if (
-                player == "Udo") else max((o for o in game.options() if o.legal),
-                                          key=lambda o: o.points)
-            game.enter(option.box)
+    dice = {"Dora": [6, 6, 6, 6, 6], "Udo": [1, 2, 3, 4, 6]}
+    for _ in range(13 * 2):
+        assert not game.finished
+        game.throw(dice[game.current_player])
+        best = max((o for o in game.options() if o.legal), key=lambda o: o.points)
+        game.enter(best.box)
     assert game.finished
     dora, udo = game.state.players
+    parts = game.column_totals(dora.columns[0])
+    assert game.total(dora) == (parts.upper_sum + parts.bonus + parts.lower_sum
+                                + parts.extra_bonus)
     assert game.total(dora) > game.total(udo)
     assert game.winners() == ["Dora"]
 
@@ -321,7 +320,7 @@ def test_002_championship_further_kniffel_no_fitting_box_free_strike_a_box() -> 
     assert all(o.legal and o.points == 0 for o in game.options())
     game.enter("large_straight")
     col = game.state.players[0].columns[0]
-    assert col.boxes[10] == 0 and col.extra_bonus == 100
+    assert col.boxes[10] == 0 and col.extra_bonus == 50
 
 
 # ---- 003: house rules and variants (kniffel-house) ----------------------------------------

@@ -104,6 +104,21 @@ def models_ready() -> None:
                     + " ".join(str(exc).split())[:300])
 
 
+def assert_one_handed(phone: Any) -> None:
+    """A small phone in one hand: nothing wider than the screen (no sideways scrolling),
+    every control big enough for a thumb (at least 40 CSS px each way; the platforms advise
+    44-48) and the dice on the first screen without scrolling."""
+    width, height = phone.viewport_size["width"], phone.viewport_size["height"]
+    assert phone.evaluate("document.documentElement.scrollWidth") <= width
+    for selector in ("#dice .die-btn", ".box-btn", "#undo", "#menu-button"):
+        for box in [b.bounding_box() for b in phone.locator(selector).all()]:
+            assert box is not None and box["height"] >= 40 and box["width"] >= 40, (
+                selector, box)
+            assert box["x"] >= 0 and box["x"] + box["width"] <= width, (selector, box)
+    dice = phone.locator("#dice .die-btn").first.bounding_box()
+    assert dice is not None and dice["y"] < height, dice
+
+
 def labelled_dice() -> list[int]:
     """The dice of the recording's last frame, left to right (the order the reader gives)."""
     rows = [json.loads(line) for line in (REPLAY / "labels.jsonl").read_text().splitlines()
@@ -211,6 +226,7 @@ def test_a_replayed_throw_is_read_corrected_entered_and_undone_from_a_phone(
     expect(phone.locator("#throwno")).to_contain_text("Wurf 1 von 3")
     expect(table.locator("#camera")).to_have_class(re.compile(r"camera-status (ok|moving)"))
     shot(phone, "03-replay-phone-dice-read")
+    assert_one_handed(phone)
     shot(table, "04-replay-table-dice-read")
 
     # Correct one die on the phone (tap it, pick the value); the table follows live.
