@@ -4,6 +4,7 @@ with them. Only scoring lives here; whose turn it is and what is filled lives in
 
 from __future__ import annotations
 
+import numbers
 from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -131,10 +132,12 @@ class Ruleset:
         return self.upper + self.lower
 
     def check_face(self, face: object) -> Face:
-        if isinstance(face, bool) or face not in self.faces:
+        # 6.0 == 6 and True == 1, but neither is the face of a die.
+        if (isinstance(face, bool) or not isinstance(face, numbers.Integral | str)
+                or face not in self.faces):
             shown = ", ".join(str(f) for f in self.faces)
             raise MalformedError(f"die value {face!r} is not a face of these dice ({shown})")
-        return face
+        return self.faces[self.faces.index(face)]
 
     def base_points(self, box: str, dice: Sequence[Face]) -> int | None:
         return pip_points(box, dice)
@@ -216,9 +219,11 @@ class _UpperFirstJoker(Ruleset):
         bonus = self.joker_bonus if column.kniffel_scored() else 0
         upper_box = UPPER[int(dice[0]) - 1]
         if column.free(upper_box):
-            if box == upper_box:
-                return Earn(self.base_points(box, dice), extra_bonus=bonus)
-            return Earn(None)
+            # In a free column forced_box closes every other box. Where an order or an
+            # announcement picks another box, the Kniffel counts there as what it is.
+            if box != upper_box and self.bonus_only_in_upper:
+                bonus = 0
+            return Earn(self.base_points(box, dice), extra_bonus=bonus)
         if self.bonus_only_in_upper:
             bonus = 0
         return Earn(_joker_lower(box, dice), extra_bonus=bonus)

@@ -122,3 +122,16 @@ def test_options_explain_every_closed_box() -> None:
     game.throw([3, 3, 3, 4, 4])
     for option in game.options():
         assert option.legal or option.reason, option
+
+
+def test_a_die_must_be_a_whole_number_or_an_animal_name() -> None:
+    # 6.0 == 6 in Python, but a die shows 6; a float would also be written back into the
+    # record and the block as 6.0.
+    with pytest.raises(MalformedError, match="die value 6.0"):
+        Game.new("kniffel").throw([6.0, 6, 6, 6, 6])
+    with pytest.raises(MalformedError, match="die value 1.0"):
+        Game.new("kniffel").throw([1.0, 2, 3, 4, 5])
+    with pytest.raises(MalformedError, match="die value '6'"):
+        Game.new("kniffel").throw(["6", 6, 6, 6, 6])
+    with pytest.raises(MalformedError, match="die value 1"):
+        Game.new("kids").throw([1, "duck", "duck", "duck", "duck"])
