@@ -67,6 +67,20 @@ def test_wrong_missed_extra_silent_and_flagged() -> None:
     assert r.confusion[(2, 6)] == 1 and r.confusion[(1, 1)] == 1
 
 
+def test_silent_errors_the_count_of_dice_would_not_catch() -> None:
+    """The table asks when it sees more or fewer dice than lie there; the silent errors that
+    remain are those of images whose count is right."""
+    wrong = Reading(dice=(pred(6, 100, 100), *(pred(d.value, *d.center) for d in SCENE.dice[1:])))
+    extra = Reading(dice=(*(pred(d.value, *d.center) for d in SCENE.dice),
+                          pred(4, 550, 400)))  # six seen, five there: the table asks
+    r = EvalResult()
+    for reading in (wrong, extra):
+        r.add(score_image(reading, SCENE))
+    assert r.silent_errors == 2 and r.silent_count_right == 1
+    assert r.silent_count_right_rate == pytest.approx(1 / 10)
+    assert "count right" in format_table({"ours | x": r})
+
+
 def test_threshold_decides_silent() -> None:
     reading = Reading(dice=(pred(6, 100, 100, conf=0.85),))
     label = SceneLabel("t.jpg", 640, 480, (lab(1, 100, 100),))
@@ -159,7 +173,7 @@ def test_evaluate_with_arrays_and_paths(tmp_path: Path) -> None:
     for text in ("oracle", "liar", "tiny", "per-die accuracy", "100.00%", "silent errors",
                  "3 (100.00%)"):
         assert text in table
-    assert len({len(line) for line in table.splitlines()[:-1]}) == 1  # aligned columns
+    assert len({len(line) for line in table.splitlines()[:-2]}) == 1  # aligned; 2 notes below
     with pytest.raises(OSError):
         evaluate(OracleReader({}), [(tmp_path / "missing.png", b)])
 

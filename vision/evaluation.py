@@ -17,6 +17,10 @@ Per data set (`EvalResult`):
   NOT asked about — confident (>= threshold, default 0.9), unflagged, with a value.  These are
   the errors that reach the Kniffel sheet unnoticed; reported as a count and as % of labelled
   dice.  caught errors: wrong predictions that were asked about.
+* silent, count right: the silent errors in images where the reader saw as many dice as
+  there are.  The table knows how many dice are thrown (five) and asks whenever the count
+  is off, so at a table only these reach the sheet; an extra die (a side face read as a
+  die) is nearly always caught there by the count.
 * a label flagged by the data set (tilted, stacked, cut, ...) still counts as labelled; a
   prediction on it is judged by value like any other.
 """
@@ -145,6 +149,8 @@ class ImageScore:
     extra: int = 0
     asked: int = 0
     silent_errors: int = 0
+    #: silent errors of an image whose count of dice is right (the table's count check passes)
+    silent_count_right: int = 0
     caught_errors: int = 0
     labelled_flagged: int = 0
     #: unflagged labels read right (the readable dice)
@@ -200,6 +206,8 @@ def score_image(reading: Reading, label: SceneLabel,
             s.extra += 1
             _count_ask(s, p, True, threshold)
     s.confidences = [float(p.confidence) for p in preds]
+    if len(preds) == len(label.dice):
+        s.silent_count_right = s.silent_errors
     return s
 
 
@@ -227,6 +235,7 @@ class EvalResult:
     predictions: int = 0
     asked: int = 0
     silent_errors: int = 0
+    silent_count_right: int = 0
     caught_errors: int = 0
     labelled_flagged: int = 0
     readable_correct: int = 0
@@ -250,6 +259,7 @@ class EvalResult:
         self.predictions += len(s.confidences)
         self.asked += s.asked
         self.silent_errors += s.silent_errors
+        self.silent_count_right += s.silent_count_right
         self.caught_errors += s.caught_errors
         self.labelled_flagged += s.labelled_flagged
         self.readable_correct += s.readable_correct
@@ -296,6 +306,11 @@ class EvalResult:
         return self.silent_errors / self.labelled if self.labelled else float("nan")
 
     @property
+    def silent_count_right_rate(self) -> float:
+        """Silent errors that the table's count of dice would not catch, per labelled die."""
+        return self.silent_count_right / self.labelled if self.labelled else float("nan")
+
+    @property
     def mean_confidence(self) -> float:
         return self.confidence_sum / self.predictions if self.predictions else float("nan")
 
@@ -318,7 +333,9 @@ class EvalResult:
             "hard": self.labelled_flagged, "hard_handled": self.hard_handled,
             "images_all_right": self.images_all_right, "all_right_rate": self.all_right_rate,
             "asked": self.asked, "silent_errors": self.silent_errors,
-            "silent_rate": self.silent_rate, "caught_errors": self.caught_errors,
+            "silent_rate": self.silent_rate, "silent_count_right": self.silent_count_right,
+            "silent_count_right_rate": self.silent_count_right_rate,
+            "caught_errors": self.caught_errors,
             "mean_confidence": self.mean_confidence, "ms_per_frame": self.ms_per_frame,
             "ms_per_frame_p95": self.ms_per_frame_p95,
         }
@@ -367,6 +384,7 @@ _ROWS: tuple[tuple[str, str], ...] = (
     ("asked (flag/low conf)", "{r.asked}"),
     ("caught errors", "{r.caught_errors}"),
     ("silent errors", "{r.silent_errors} ({r.silent_rate:.2%})"),
+    ("  of them, count right", "{r.silent_count_right} ({r.silent_count_right_rate:.2%})"),
     ("ms/frame (p95)", "{r.ms_per_frame:.1f} ({r.ms_per_frame_p95:.1f})"),
 )
 
@@ -396,4 +414,6 @@ def format_table(results: dict[str, EvalResult]) -> str:
     thr = ", ".join(f"{t:g}" for t in sorted(silent_thr))
     lines.append(f"silent = wrong value or extra, confidence >= {thr}, unflagged; "
                  "% of labelled dice")
+    lines.append("count right = in images where as many dice were seen as lie there (the "
+                 "table asks whenever the count is off)")
     return "\n".join(lines)
