@@ -165,31 +165,6 @@ def test_kniffel_edition_no_joker_after_a_scratched_kniffel_box() -> None:
     assert col.boxes[8] == 0 and col.extra_bonus == 0
 
 
-def test_championship_further_kniffel_fits_only_its_boxes() -> None:
-    # 002 Meisterschaftsregel example: a Kniffel of fours.
-    game = Game.new("kniffel-championship")
-    fill(game, {"kniffel": [3, 3, 3, 3, 3]})
-    game.throw([4, 4, 4, 4, 4])
-    fitting = {o.box: o.points for o in game.options() if o.fits}
-    assert fitting == {"fours": 20, "three_of_a_kind": 20, "four_of_a_kind": 20, "chance": 20}
-    assert all(o.extra_bonus == 50 for o in game.options())
-    game.enter("full_house")  # no fitting box wanted: scratch one (any box, any time)
-    col = game.state.players[0].columns[0]
-    assert col.boxes[8] == 0 and col.extra_bonus == 50
-
-
-def test_championship_further_kniffel_with_no_fitting_box_scratches() -> None:
-    game = Game.new("kniffel-championship")
-    fill(game, {"kniffel": [3, 3, 3, 3, 3], "fours": [4, 4, 1, 2, 3],
-                "three_of_a_kind": [1, 1, 1, 2, 3], "four_of_a_kind": [1, 1, 1, 1, 3],
-                "chance": [1, 2, 3, 4, 6]})
-    game.throw([4, 4, 4, 4, 4])
-    assert not any(o.fits for o in game.options())
-    game.enter("sixes")
-    col = game.state.players[0].columns[0]
-    assert col.boxes[5] == 0 and col.extra_bonus == 50
-
-
 @pytest.mark.parametrize(("name", "bonus"), [("kniffel-classic", 50),
                                              ("kniffel-international", 100)])
 def test_older_editions_force_the_upper_box_first(name: str, bonus: int) -> None:

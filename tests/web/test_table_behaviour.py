@@ -8,8 +8,6 @@ import json
 import re
 import shutil
 import subprocess
-import threading
-import time
 from pathlib import Path
 from typing import Any
 
@@ -17,7 +15,7 @@ import numpy as np
 import pytest
 
 from tests.web.conftest import ORIGIN, Table
-from tests.web.test_api import play_out
+from tests.web.test_api import play_out, pushed_after
 from tests.web.test_service import observed
 from vision.reading import DieReading, Reading
 from vision.watch import TableWatcher
@@ -209,29 +207,10 @@ def test_the_preview_shows_the_detected_dice_drawn_in() -> None:
 
 def test_a_camera_throw_reaches_the_event_stream_within_100_ms(table: Table) -> None:
     """'Live: updates pushed within 100 ms (Server-Sent Events)' for the camera, too."""
-    client = table.app.test_client()
-    resp = client.get("/api/events", buffered=False)
-    stream = iter(resp.response)
-    assert next(stream).startswith(b"retry:")
-    next(stream)  # the state now
-    received: list[tuple[float, dict[str, Any]]] = []
-
-    def read() -> None:
-        for chunk in stream:
-            text = chunk.decode()
-            if text.startswith("event: state"):
-                received.append((time.monotonic(), json.loads(text.split("data: ", 1)[1])))
-                return
-
-    reader = threading.Thread(target=read)
-    reader.start()
-    time.sleep(0.05)
-    sent = time.monotonic()
-    table.service.observe_throw(observed([3, 3, 3, 2, 2]))
-    reader.join(timeout=5)
-    resp.close()
-    assert received and received[0][1]["block"]["turn"]["throws"][0]["dice"] == [3, 3, 3, 2, 2]
-    assert received[0][0] - sent < 0.1
+    seconds, state = pushed_after(table.app.test_client(),
+                                  lambda: table.service.observe_throw(observed([3, 3, 3, 2, 2])))
+    assert state["block"]["turn"]["throws"][0]["dice"] == [3, 3, 3, 2, 2]
+    assert seconds < 0.1
 
 
 RUNNER = r"""
