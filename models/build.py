@@ -1,8 +1,7 @@
 """`make models`: generate the synthetic training data and train both models, seeded.
 
 Data goes to data/ (not committed; regenerated when missing), models to models/*.onnx
-(committed). On the 2-core development machine the whole run takes about
-(see README "Models") minutes.
+(committed); models/README.md says what each step does. Each step prints its time.
 """
 
 from __future__ import annotations
