@@ -39,7 +39,7 @@ EXPECTED_DICE = 5
 #: A die within this share of its size of where a die of the same value lay has not moved.
 UNMOVED = 0.3
 #: Flags in the words the table shows.
-FLAG_WORDS = {"tilted": "is tilted", "stacked": "lies on another die",
+FLAG_WORDS = {"tilted": "is tilted", "stacked": "lies on or against another die",
               "cut": "is cut off at the edge of the picture", "unreadable": "cannot be read"}
 PREVIEW_WIDTH = 960
 

@@ -122,6 +122,28 @@ def test_judge_flags(candidate: Candidate, value: list[float], qual: list[float]
     assert die.flag == flag
 
 
+def test_a_weak_find_overlapping_a_stronger_one_is_asked_about() -> None:
+    # 0.5 sizes apart: one die on or against another, or one die's side found as a die
+    reader = Reader(FixedDetector([cand(300, 200, score=0.9), cand(320, 200, score=0.4)]),
+                    FixedClassifier([one_hot(5), one_hot(2)], [quality(), quality()]))
+    strong, weak = reader.read(FRAME).dice
+    assert (strong.value, strong.flag) == (5, None)
+    assert (weak.value, weak.flag) == (2, "stacked")
+
+
+@pytest.mark.parametrize(
+    "second",
+    [
+        cand(340, 200, score=0.4),  # a die size apart: two dice side by side
+        cand(320, 200, score=0.8),  # close, but both found with conviction
+    ],
+)
+def test_dice_side_by_side_or_both_sure_are_not_flagged(second: Candidate) -> None:
+    reader = Reader(FixedDetector([cand(300, 200, score=0.9), second]),
+                    FixedClassifier([one_hot(5), one_hot(2)], [quality(), quality()]))
+    assert [d.flag for d in reader.read(FRAME).dice] == [None, None]
+
+
 def test_judge_drops_what_is_not_a_die_and_warns_on_count() -> None:
     reader = Reader(FixedDetector([cand(100, 100), cand(300, 100)]),
                     FixedClassifier([one_hot(4), one_hot(4)], [quality(), quality(no_die=0.9)]),

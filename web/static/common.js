@@ -6,7 +6,7 @@ const K = (() => {
   const UI = {
     de: {
       tap_to_fix: "Falsch gelesen? Würfel antippen.", die_flag: "Würfel {n}: {flag}",
-      flag_tilted: "liegt schief", flag_stacked: "liegt auf einem anderen", flag_cut: "am Bildrand",
+      flag_tilted: "liegt schief", flag_stacked: "liegt auf oder an einem anderen", flag_cut: "am Bildrand",
       flag_unreadable: "nicht lesbar", flag_missing: "nicht gesehen", turn: "ist dran", throw_of: "Wurf {n} von 3", no_throw: "Würfeln!",
       no_throw_hint: "Die Kamera liest die Würfel, sobald sie liegen.",
       round: "Runde {n}", finished: "Spiel vorbei", winner: "Gewonnen: {names}",
@@ -77,7 +77,7 @@ const K = (() => {
     },
     en: {
       tap_to_fix: "Misread? Tap the die.", die_flag: "Die {n}: {flag}",
-      flag_tilted: "tilted", flag_stacked: "lying on another die", flag_cut: "at the edge of the picture",
+      flag_tilted: "tilted", flag_stacked: "lying on or against another die", flag_cut: "at the edge of the picture",
       flag_unreadable: "unreadable", flag_missing: "not seen", turn: "to play", throw_of: "Throw {n} of 3", no_throw: "Throw the dice!",
       no_throw_hint: "The camera reads the dice once they come to rest.",
       round: "Round {n}", finished: "Game over", winner: "Winner: {names}",
