@@ -6,6 +6,7 @@ from __future__ import annotations
 import argparse
 import dataclasses
 import sys
+from collections.abc import Callable
 from pathlib import Path
 
 import cv2
@@ -19,9 +20,10 @@ from build import DATA, generate  # noqa: E402
 
 from vision.baseline import BlobBaselineReader  # noqa: E402
 from vision.datasets import load_real, real_root  # noqa: E402
-from vision.evaluation import EvalResult, evaluate, format_table  # noqa: E402
+from vision.evaluation import EvalResult, evaluate, evaluate_by, format_table  # noqa: E402
 from vision.reader import Reader  # noqa: E402
-from vision.reading import load_labels  # noqa: E402
+from vision.reading import SceneLabel, load_labels  # noqa: E402
+from vision.synth.dataset import scene_for_index  # noqa: E402
 from vision.teach import teach  # noqa: E402
 
 #: Test sets: seeds 9xxxxx are never used for training (build.py uses 1xx).
@@ -31,8 +33,22 @@ TEST_SETS = [
 ]
 
 
+#: The issue's camera range is top-down to 30° oblique; the synthetic sets go on to 60°
+#: (a camera propped up beside the table), where dice show their sides as large as their
+#: tops. `make eval` reports the sets whole and split at the issue's limit.
+ISSUE_TILT_DEG = 30
+
+
 def synthetic(folder: Path) -> list[tuple[Path, object]]:
     return [(folder / label.image, label) for label in load_labels(folder)]
+
+
+def camera_range(kind: str, seed: int) -> Callable[[SceneLabel], str]:
+    """Names the camera tilt range of a synthetic test scene (from its seed and index)."""
+    def name(label: SceneLabel) -> str:
+        tilt = scene_for_index(seed, int(Path(label.image).stem), kind).camera.tilt_deg
+        return f"0–{ISSUE_TILT_DEG}°" if tilt <= ISSUE_TILT_DEG else f"{ISSUE_TILT_DEG}–60°"
+    return name
 
 
 def teach_real(reader: Reader) -> tuple[object, list]:
@@ -83,12 +99,14 @@ def main() -> int:
     ap.add_argument("--no-teach", action="store_true")
     args = ap.parse_args()
     sets: dict[str, list] = {}
+    split_by: dict[str, Callable[[SceneLabel], str]] = {}
     if real_root().is_dir():
         sets["Real Valid"] = load_real("Valid")
     else:
         print(f"(real photos not found at {real_root()}: skipped)")
     for folder, kind, count, seed in TEST_SETS:
         sets[f"Synth {kind}"] = synthetic(generate(folder, kind, count, seed))
+        split_by[f"Synth {kind}"] = camera_range(kind, seed)
     readers = {"ours": Reader.default()}
     if not args.no_baseline:
         readers["blob baseline"] = BlobBaselineReader()
@@ -97,7 +115,10 @@ def main() -> int:
         for reader_name, reader in readers.items():
             if reader_name == "blob baseline" and "animals" in set_name:
                 continue  # pip counting cannot read animals
-            results[f"{reader_name} | {set_name}"] = evaluate(reader, samples)
+            parts = evaluate_by(reader, samples, split_by.get(set_name, lambda _: "all"))
+            results[f"{reader_name} | {set_name}"] = parts.pop("all")
+            for part in sorted(parts):
+                results[f"{reader_name} | {set_name} {part}"] = parts[part]
     print(format_table(results))
     print(f"\nsynthetic test data: {DATA}")
     if not args.no_teach:

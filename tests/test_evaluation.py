@@ -11,6 +11,7 @@ import pytest
 from vision.evaluation import (
     EvalResult,
     evaluate,
+    evaluate_by,
     format_table,
     hungarian,
     is_asked,
@@ -150,8 +151,10 @@ class OracleReader:
 
     def __init__(self, labels: dict[int, SceneLabel], wrong: bool = False) -> None:
         self.labels, self.wrong = labels, wrong
+        self.calls = 0
 
     def read(self, frame_bgr: np.ndarray) -> Reading:
+        self.calls += 1
         label = self.labels[int(frame_bgr[0, 0, 0])]
         return Reading(dice=tuple(
             pred(6 if self.wrong else d.value, *d.center) for d in label.dice))
@@ -176,6 +179,19 @@ def test_evaluate_with_arrays_and_paths(tmp_path: Path) -> None:
     assert len({len(line) for line in table.splitlines()[:-2]}) == 1  # aligned; 2 notes below
     with pytest.raises(OSError):
         evaluate(OracleReader({}), [(tmp_path / "missing.png", b)])
+
+
+def test_evaluate_by_reads_each_image_once_and_splits_the_results() -> None:
+    a = SceneLabel("a.png", 64, 48, (lab(1, 20, 20, 10), lab(2, 40, 20, 10)))
+    b = SceneLabel("b.png", 64, 48, (lab(3, 30, 30, 10),))
+    reader = OracleReader({10: a, 20: b}, wrong=True)
+    samples = [(np.full((48, 64, 3), 10, np.uint8), a), (np.full((48, 64, 3), 20, np.uint8), b)]
+    parts = evaluate_by(reader, samples, lambda label: "two" if len(label.dice) == 2 else "one")
+    assert sorted(parts) == ["all", "one", "two"]
+    assert (parts["all"].images, parts["all"].labelled, parts["all"].silent_errors) == (2, 3, 3)
+    assert (parts["two"].images, parts["two"].labelled) == (1, 2)
+    assert (parts["one"].images, parts["one"].labelled) == (1, 1)
+    assert reader.calls == 2
 
 
 def test_hard_dice_count_as_handled_when_right_asked_or_missed() -> None:

@@ -29,7 +29,7 @@ from __future__ import annotations
 
 import math
 import time
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -355,14 +355,26 @@ def evaluate(reader: DiceReader,
              threshold: float = CONFIDENCE_THRESHOLD,
              radius: float = MATCH_RADIUS) -> EvalResult:
     """Run `reader` on every sample and score it; only `reader.read` is timed."""
-    result = EvalResult(threshold=threshold)
+    return evaluate_by(reader, samples, lambda _label: "all", threshold, radius)["all"]
+
+
+def evaluate_by(reader: DiceReader,
+                samples: Iterable[tuple[np.ndarray | Path, SceneLabel]],
+                group: Callable[[SceneLabel], str],
+                threshold: float = CONFIDENCE_THRESHOLD,
+                radius: float = MATCH_RADIUS) -> dict[str, EvalResult]:
+    """Like `evaluate`, reading every image once, with the results also split by
+    `group(label)`: {"all": ..., group name: ..., ...}."""
+    results = {"all": EvalResult(threshold=threshold)}
     for image, label in samples:
         frame = load_frame(image)
         t0 = time.perf_counter()
         reading = reader.read(frame)
         seconds = time.perf_counter() - t0
-        result.add(score_image(reading, label, threshold, radius), seconds)
-    return result
+        score = score_image(reading, label, threshold, radius)
+        for name in dict.fromkeys(("all", group(label))):
+            results.setdefault(name, EvalResult(threshold=threshold)).add(score, seconds)
+    return results
 
 
 # ---------------------------------------------------------------------------
