@@ -1,7 +1,7 @@
 """`make bench`: milliseconds per frame for the full reader (find + read + judge) with
 onnxruntime on one thread, at 800×600 and 1640×1232, beside the blob baseline; peak memory
-and model sizes. Frames are real validation photos scaled to each size (or synthetic scenes
-where the real photos are absent)."""
+and model sizes; how long `kniffel teach` takes for six photos. Frames are real validation
+photos scaled to each size (or synthetic scenes where the real photos are absent)."""
 
 from __future__ import annotations
 
@@ -19,9 +19,10 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from vision.baseline import BlobBaselineReader  # noqa: E402
-from vision.datasets import load_real, real_root  # noqa: E402
+from vision.datasets import load_real, one_photo_per_value, real_root  # noqa: E402
 from vision.models import CLASSIFIER_PATH, DETECTOR_PATH  # noqa: E402
 from vision.reader import Reader  # noqa: E402
+from vision.teach import teach  # noqa: E402
 
 SIZES = [(800, 600), (1640, 1232)]
 FRAMES = 40
@@ -65,6 +66,13 @@ def main() -> int:
             p90 = sorted(times)[int(0.9 * len(times)) - 1]
             print(f"{name:14s} {w}x{h}: median {statistics.median(times):6.1f} ms, "
                   f"p90 {p90:6.1f} ms per frame")
+    if real_root().is_dir():
+        photos = {value: [cv2.imread(str(path))]
+                  for value, path in one_photo_per_value("Train").items()}
+        t = time.perf_counter()
+        _, counts = teach(readers["ours"], "bench", photos)
+        print(f"kniffel teach, {len(photos)} photos ({sum(counts.values())} dice): "
+              f"{time.perf_counter() - t:.2f} s on one thread")
     peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
     size = (DETECTOR_PATH.stat().st_size + CLASSIFIER_PATH.stat().st_size) / 1e6
     print(f"peak memory (whole process): {peak:.0f} MB; models: {size:.2f} MB "

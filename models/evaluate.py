@@ -19,7 +19,7 @@ sys.path.insert(0, str(ROOT / "models"))
 from build import DATA, generate  # noqa: E402
 
 from vision.baseline import BlobBaselineReader  # noqa: E402
-from vision.datasets import load_real, real_root  # noqa: E402
+from vision.datasets import load_real, one_photo_per_value, real_root  # noqa: E402
 from vision.evaluation import EvalResult, evaluate, evaluate_by, format_table  # noqa: E402
 from vision.reader import Reader  # noqa: E402
 from vision.reading import SceneLabel, load_labels  # noqa: E402
@@ -52,15 +52,10 @@ def camera_range(kind: str, seed: int) -> Callable[[SceneLabel], str]:
 
 
 def teach_real(reader: Reader) -> tuple[object, list]:
-    """Teach the real photos' dice from ≤ 6 Train photos — per value the first photo in which
-    every die shows it — and return the set with Real Valid to test it on."""
-    photos: dict[object, list[np.ndarray]] = {}
-    for path, label in load_real("Train"):
-        values = {d.value for d in label.dice}
-        if len(label.dice) >= 2 and len(values) == 1:
-            value = values.pop()
-            if value not in photos:
-                photos[value] = [cv2.imread(str(path))]
+    """Teach the real photos' dice from ≤ 6 Train photos (one per value, every die showing
+    it) and return the set with Real Valid to test it on."""
+    photos = {value: [cv2.imread(str(path))]
+              for value, path in one_photo_per_value("Train").items()}
     taught, _ = teach(reader, "real-white", photos)
     return taught, load_real("Valid")
 

@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 from vision import datasets
-from vision.datasets import check_real, load_real, read_yolo, real_root
+from vision.datasets import check_real, load_real, one_photo_per_value, read_yolo, real_root
 
 HAVE_REAL = (real_root() / "Train").is_dir() and (real_root() / "Valid").is_dir()
 needs_real = pytest.mark.skipif(not HAVE_REAL, reason=f"real data not found at {real_root()} "
@@ -126,3 +126,14 @@ def test_cut_flag_and_bad_split(tmp_path: Path) -> None:
         load_real("Test", root=tmp_path)
     with pytest.raises(FileNotFoundError):
         load_real("Valid", root=tmp_path)
+
+
+def test_one_photo_per_value_takes_the_first_photo_with_every_die_alike(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    five = "4 {x} 0.5 0.1 0.2"  # class 4: a five, pip box 20x20 px
+    _fake_split(tmp_path, "a_mixed", [five.format(x=0.25), "1 0.75 0.5 0.05 0.1"])
+    _fake_split(tmp_path, "b_single", [five.format(x=0.25)])
+    _fake_split(tmp_path, "c_fives", [five.format(x=0.25), five.format(x=0.75)])
+    _fake_split(tmp_path, "d_fives", [five.format(x=0.25), five.format(x=0.75)])
+    monkeypatch.setenv(datasets.REAL_ENV, str(tmp_path))
+    assert {v: p.name for v, p in one_photo_per_value("Train").items()} == {5: "c_fives.jpg"}

@@ -90,6 +90,19 @@ def real_root() -> Path:
     return repo_root().parent / "shared" / "data" / "real" / "matteop65"
 
 
+def one_photo_per_value(split: str = "Train") -> dict[int, Path]:
+    """What a user does to teach these dice: per value, the first photo of `split` in
+    which two or more dice lie and all show that value."""
+    photos: dict[int, Path] = {}
+    for path, label in load_real(split):
+        values = {d.value for d in label.dice}
+        if len(label.dice) >= 2 and len(values) == 1:
+            value = values.pop()
+            if isinstance(value, int):
+                photos.setdefault(value, path)
+    return photos
+
+
 def read_yolo(txt: Path, width: int, height: int) -> list[YoloBox]:
     """Parse a YOLO (Darknet) label file: `class cx cy w h`, normalised to 0..1."""
     out: list[YoloBox] = []
