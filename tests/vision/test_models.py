@@ -46,7 +46,7 @@ def table_scenes(kind: str, count: int) -> list[tuple[np.ndarray, object]]:
 
 #: What the shipped models must keep doing (regression guards, set a little below what they
 #: measure; the issue's targets are measured by `make eval`, see models/README.md).
-SYNTHETIC_FLOOR = {"pips": 0.87, "animals": 0.92}
+SYNTHETIC_FLOOR = {"pips": 0.89, "animals": 0.94}
 
 
 @pytest.mark.parametrize("kind", ["pips", "animals"])
@@ -59,7 +59,7 @@ def test_reads_synthetic_tables(reader: Reader, kind: str) -> None:
 @pytest.mark.skipif(not real_root().is_dir(), reason="shared real photos not present")
 def test_reads_real_photos(reader: Reader) -> None:
     result = evaluate(reader, load_real("Valid"))
-    assert result.readable_accuracy >= 0.985, result.summary()
+    assert result.readable_accuracy >= 0.995, result.summary()  # the target
     assert result.silent_rate <= 0.01, result.summary()
 
 
