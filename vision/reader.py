@@ -56,8 +56,8 @@ class JudgeConfig:
     #: A find whose centre lies closer to a stronger find than this share of a die size,
     #: and whose detector score is below `overlap_score`, is flagged "stacked": one die lies
     #: on or against another, or the side of a steeply seen die was found as a die of its
-    #: own. On the synthetic test sets this asks about 31 of 38 extra dice that were read
-    #: with confidence, and about 1.5 % of the dice read right.
+    #: own. On the synthetic test sets (models of 2026-11-22) this asked about 31 of the 38
+    #: extra dice read with confidence, and about 1.5 % of the dice read right.
     overlap: float = 0.7
     overlap_score: float = 0.6
 
