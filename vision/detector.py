@@ -29,6 +29,12 @@ class Candidate:
     def size(self) -> float:
         return max(self.box[2] - self.box[0], self.box[3] - self.box[1])
 
+    def near(self, other: Candidate, share: float) -> bool:
+        """Do the two centres lie closer than `share` of the smaller die's size? Two dice
+        side by side are about one size apart."""
+        return bool(np.hypot(self.x - other.x, self.y - other.y)
+                    < share * min(self.size, other.size))
+
 
 class Detector(Protocol):
     def detect(self, frame_bgr: np.ndarray) -> list[Candidate]: ...
@@ -96,7 +102,6 @@ def suppress(candidates: list[Candidate], overlap: float = 0.45) -> list[Candida
     two dice that touch have centres about one size apart, one die never has two."""
     kept: list[Candidate] = []
     for cand in sorted(candidates, key=lambda c: -c.score):
-        if all(np.hypot(cand.x - k.x, cand.y - k.y) > overlap * min(cand.size, k.size)
-               for k in kept):
+        if not any(cand.near(k, overlap) for k in kept):
             kept.append(cand)
     return kept

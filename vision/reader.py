@@ -166,9 +166,9 @@ def overlapped_by_stronger(candidates: list[Candidate], overlap: float,
     """Per candidate: does a find with a higher detector score lie closer than `overlap`
     die sizes, while this one's own score is below `below_score`? Two dice lying side by
     side have centres about a size apart; much closer, one of the two finds is doubtful."""
-    return [c.score < below_score and any(
-        o.score > c.score and np.hypot(c.x - o.x, c.y - o.y) < overlap * min(c.size, o.size)
-        for o in candidates if o is not c) for c in candidates]
+    return [c.score < below_score and any(o.score > c.score and c.near(o, overlap)
+                                          for o in candidates if o is not c)
+            for c in candidates]
 
 
 def is_animal(value: DieValue | None) -> bool:
