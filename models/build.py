@@ -7,6 +7,7 @@ Data goes to data/ (not committed; regenerated when missing), models to models/*
 from __future__ import annotations
 
 import argparse
+import hashlib
 import json
 import subprocess
 import sys
@@ -25,11 +26,19 @@ TRAIN_SETS = [
 ]
 
 
+def generator_version() -> str:
+    """A hash of the generator's source: a set rendered by other code is rendered again."""
+    digest = hashlib.sha256()
+    for path in sorted((ROOT / "vision" / "synth").glob("*.py")):
+        digest.update(path.name.encode() + b"\0" + path.read_bytes())
+    return digest.hexdigest()[:16]
+
+
 def generate(folder: str, kind: str, count: int, seed: int, workers: int = 2) -> Path:
-    """Render a synthetic data set unless the same one is already there."""
+    """Render a synthetic data set unless the same one, by the same generator, is there."""
     out = DATA / folder
     stamp = out / "stamp.json"
-    want = {"kind": kind, "count": count, "seed": seed}
+    want = {"kind": kind, "count": count, "seed": seed, "generator": generator_version()}
     if stamp.is_file() and json.loads(stamp.read_text()) == want:
         return out
     t = time.time()

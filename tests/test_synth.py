@@ -127,6 +127,16 @@ def test_topdown_die_center_value_and_pips(value: int) -> None:
     assert _count_pips(img, d.box) == value
 
 
+@pytest.mark.parametrize("seed", range(6))
+def test_worn_printed_pips_fade_but_never_vanish(seed: int) -> None:
+    """Printed pips with the most wear are still all there: a pip that vanished would make
+    the die show another value than its label says."""
+    worn = dataclasses.replace(PLAIN, wear=0.7, seed=seed)
+    scene = _topdown_scene((Die(5, 0.0, 0.0, yaw_deg=10.0, size_mm=16.0, style=worn),))
+    img, label = render(scene)
+    assert _count_pips(img, label.dice[0].box) == 5
+
+
 def test_opposite_faces_sum_to_seven() -> None:
     for f in range(6):
         g = int(np.argmin(FACE_NORMALS @ FACE_NORMALS[f]))

@@ -306,6 +306,10 @@ def _body(style: DieStyle, face: int, size: int) -> np.ndarray:
     return body.astype(np.float32)
 
 
+#: The least share of a printed pip's or picture's paint that wear leaves: faded, never gone.
+PAINT_LEFT = 0.5
+
+
 def _pip_face(style: DieStyle, face: int, size: int) -> tuple[np.ndarray, np.ndarray]:
     value = face + 1
     body = _body(style, face, size)
@@ -332,8 +336,12 @@ def _pip_face(style: DieStyle, face: int, size: int) -> tuple[np.ndarray, np.nda
         img = img * (1 - 0.25 * rim[..., None]) + 0.25 * rim[..., None]
     paint = pip
     if style.wear > 0:
+        # Worn paint. An engraved pip keeps its hole when the paint is gone; a printed pip
+        # only fades (PAINT_LEFT): a pip that vanished would make the die show another
+        # value than its label.
         wn = cv2.resize(tile_noise(rng, 32, 8), (size, size))
-        paint = pip * np.clip(1.2 - style.wear * (1.0 + wn), 0, 1)
+        left = 0.0 if style.engraved else PAINT_LEFT
+        paint = pip * np.clip(1.2 - style.wear * (1.0 + wn), left, 1)
     pc = np.array(color, np.float32)
     if style.engraved:
         # hole seen from above: the body colour darkens inside, the paint covers most of it
@@ -412,7 +420,7 @@ def _animal_face(style: DieStyle, face: int, size: int) -> tuple[np.ndarray, np.
     if style.wear > 0:
         rng = _seed(style.seed, face, 17)
         wn = cv2.resize(tile_noise(rng, 32, 8), (size, size))
-        a = a * np.clip(1.3 - style.wear * (1.0 + wn), 0, 1)
+        a = a * np.clip(1.3 - style.wear * (1.0 + wn), PAINT_LEFT, 1)
     img = body * (1 - a[..., None]) + placed[..., :3] * a[..., None]
     opacity = np.full((size, size), style.opacity, np.float32)
     if style.opacity < 1:
