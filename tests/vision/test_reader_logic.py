@@ -11,6 +11,7 @@ from vision.classifier import FACES, QUALITY, FaceScores
 from vision.detector import Candidate, decode, suppress
 from vision.preprocess import DETECTOR_STRIDE, crop_die, detector_input
 from vision.reader import Reader
+from vision.reading import TRUST_CONFIDENCE
 from vision.teach import DiceSet, DiceSetError, check_name, load_dice_set
 
 
@@ -198,6 +199,18 @@ def test_taught_set_nearest_neighbour_and_storage(tmp_path: Path) -> None:
     for bad in ("pips", "../x", ""):
         with pytest.raises(DiceSetError):
             check_name(bad)
+
+
+def test_a_die_unlike_anything_taught_is_asked_about() -> None:
+    """Nearest is lion, but far from every taught crop: the value is given, the confidence
+    is capped at the similarity (below the table's trust threshold), so the table asks."""
+    lion, duck = np.eye(4)[0], np.eye(4)[1]
+    taught = DiceSet("zoo", ["lion", "duck"], np.array([lion, duck], np.float32))
+    odd = 0.6 * lion + 0.8 * np.eye(4)[2]  # similarity 0.6 to lion, 0 to duck
+    values, probs = taught.values(np.array([lion, odd]))
+    assert values == ["lion", "lion"]
+    assert probs[0] > 0.99 and probs[1] == pytest.approx(0.6)
+    assert probs[1] < TRUST_CONFIDENCE
 
 
 class FakeSession:
