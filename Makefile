@@ -31,8 +31,12 @@ $(BROWSER_STAMP): | $(BIN)/python
 	  $$SUDO apt-get install -y -qq chromium fonts-noto-color-emoji systemd nodejs; }
 	touch $@
 
+# The embedder learns from emoji of Debian's Noto Color Emoji font painted on dice.
 $(TRAIN_STAMP): pyproject.toml $(STAMP)
 	$(BIN)/pip install --quiet -e '.[train]'
+	test -f /usr/share/fonts/truetype/noto/NotoColorEmoji.ttf \
+	  || { SUDO=$$( [ "$$(id -u)" = 0 ] || echo sudo ); $$SUDO apt-get update -qq && \
+	  $$SUDO apt-get install -y -qq fonts-noto-color-emoji; }
 	touch $@
 
 run: $(STAMP)

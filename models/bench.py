@@ -20,7 +20,7 @@ sys.path.insert(0, str(ROOT))
 
 from vision.baseline import BlobBaselineReader  # noqa: E402
 from vision.datasets import load_real, one_photo_per_value, real_root  # noqa: E402
-from vision.models import CLASSIFIER_PATH, DETECTOR_PATH  # noqa: E402
+from vision.models import CLASSIFIER_PATH, DETECTOR_PATH, EMBEDDER_PATH  # noqa: E402
 from vision.reader import Reader  # noqa: E402
 from vision.teach import teach  # noqa: E402
 
@@ -51,9 +51,20 @@ def cpu_name() -> str:
 def main() -> int:
     cv2.setNumThreads(1)
     images = frames()
-    readers = {"ours": Reader.default(threads=1), "blob baseline": BlobBaselineReader()}
+    ours = Reader.default(threads=1)
+    readers: dict[str, Reader | BlobBaselineReader] = {"ours": ours}
     print(f"machine: {cpu_name()}, {platform.machine()}, Python {platform.python_version()}, "
           f"onnxruntime 1 thread, OpenCV 1 thread; {len(images)} frames per size")
+    if real_root().is_dir():
+        photos = {value: [cv2.imread(str(path))]
+                  for value, path in one_photo_per_value("Train").items()}
+        t = time.perf_counter()
+        taught, counts = teach(ours, "bench", photos)
+        print(f"kniffel teach, {len(photos)} photos ({sum(counts.values())} dice): "
+              f"{time.perf_counter() - t:.2f} s on one thread")
+        readers["ours, taught set"] = Reader(ours.detector, ours.classifier, dice_set=taught,
+                                             embedder=ours.embedder)
+    readers["blob baseline"] = BlobBaselineReader()
     for name, reader in readers.items():
         for w, h in SIZES:
             scaled = [cv2.resize(im, (w, h), interpolation=cv2.INTER_LINEAR) for im in images]
@@ -66,18 +77,11 @@ def main() -> int:
             p90 = sorted(times)[int(0.9 * len(times)) - 1]
             print(f"{name:14s} {w}x{h}: median {statistics.median(times):6.1f} ms, "
                   f"p90 {p90:6.1f} ms per frame")
-    if real_root().is_dir():
-        photos = {value: [cv2.imread(str(path))]
-                  for value, path in one_photo_per_value("Train").items()}
-        t = time.perf_counter()
-        _, counts = teach(readers["ours"], "bench", photos)
-        print(f"kniffel teach, {len(photos)} photos ({sum(counts.values())} dice): "
-              f"{time.perf_counter() - t:.2f} s on one thread")
     peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
-    size = (DETECTOR_PATH.stat().st_size + CLASSIFIER_PATH.stat().st_size) / 1e6
-    print(f"peak memory (whole process): {peak:.0f} MB; models: {size:.2f} MB "
-          f"(detector {DETECTOR_PATH.stat().st_size / 1e6:.2f} MB, classifier "
-          f"{CLASSIFIER_PATH.stat().st_size / 1e6:.2f} MB)")
+    sizes = {path.stem: path.stat().st_size / 1e6
+             for path in (DETECTOR_PATH, CLASSIFIER_PATH, EMBEDDER_PATH)}
+    print(f"peak memory (whole process): {peak:.0f} MB; models: {sum(sizes.values()):.2f} MB ("
+          + ", ".join(f"{name} {mb:.2f} MB" for name, mb in sizes.items()) + ")")
     return 0
 
 

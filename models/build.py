@@ -1,4 +1,4 @@
-"""`make models`: generate the synthetic training data and train both models, seeded.
+"""`make models`: generate the synthetic training data and train the three models, seeded.
 
 Data goes to data/ (not committed; regenerated when missing), models to models/*.onnx
 (committed); models/README.md says what each step does. Each step prints its time.
@@ -50,11 +50,25 @@ def generate(folder: str, kind: str, count: int, seed: int, workers: int = 2) ->
     return out
 
 
+def art_pool() -> Path:
+    """The training-only emoji faces of the embedder (make_animal_art.py --pool), drawn
+    once from Debian's Noto Color Emoji font."""
+    out = DATA / "art-pool"
+    if not (out / "pool.json").is_file():
+        subprocess.run([sys.executable, str(MODELS / "make_animal_art.py"), "--pool",
+                        str(out)], check=True, cwd=ROOT)
+    return out
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--detector-steps", type=int, default=6000)
     ap.add_argument("--classifier-steps", type=int, default=6000)
-    ap.add_argument("--only", choices=["detector", "classifier"], default=None)
+    ap.add_argument("--embedder-steps", type=int, default=4000)
+    ap.add_argument("--embedder-scenes", type=int, default=6000,
+                    help="scenes of dice painted with the emoji pool for the embedder")
+    ap.add_argument("--embedder-width", type=int, default=16)
+    ap.add_argument("--only", choices=["detector", "classifier", "embedder"], default=None)
     args = ap.parse_args()
     start = time.time()
     folders = [str(generate(*spec)) for spec in TRAIN_SETS]
@@ -68,6 +82,13 @@ def main() -> int:
                         str(MODELS / "classifier.onnx"), "--steps",
                         str(args.classifier_steps), "--batch", "32", "--seed", "12",
                         "--hard-negatives", str(MODELS / "detector.onnx")],
+                       check=True, cwd=ROOT)
+    if args.only in (None, "embedder"):
+        subprocess.run([*train, "embedder", "--data", *folders, "--real", "Train",
+                        "--identity-pool", str(art_pool()), "--identity-scenes",
+                        str(args.embedder_scenes), "--width", str(args.embedder_width),
+                        "--out", str(MODELS / "embedder.onnx"), "--steps",
+                        str(args.embedder_steps), "--batch", "32", "--seed", "13"],
                        check=True, cwd=ROOT)
     print(f"make models: done in {(time.time() - start) / 60:.1f} min", flush=True)
     return 0

@@ -4,8 +4,11 @@
   die's top face is centred there (heatmap), the sub-cell offset of that centre and the size
   of the die's visible body (log width/height in input pixels).
 - FaceClassifier: reads a 64×64 crop centred on a die's top face: the value (12 faces: six pip
-  counts, six animals), the crop's quality (ok / tilted / stacked / unreadable / not a die)
-  and an embedding that `kniffel teach` uses to learn new dice sets by nearest neighbour.
+  counts, six animals) and the crop's quality (ok / tilted / stacked / unreadable / not a
+  die).
+- FaceEmbedder: the same kind of network, trained only to tell faces apart — the twelve
+  known ones and about 1200 other emoji painted on dice — so that `kniffel teach` can learn
+  a dice set nobody trained on by nearest neighbour in its embedding.
 """
 
 from __future__ import annotations
@@ -16,7 +19,8 @@ from torch.nn import functional as F
 
 FACES = ("1", "2", "3", "4", "5", "6", "duck", "lion", "mouse", "cat", "dog", "elephant")
 QUALITY = ("ok", "tilted", "stacked", "unreadable", "no_die")
-EMBED_DIM = 64
+BOTTLENECK = 64
+EMBED_DIM = 128
 
 
 def conv_bn(cin: int, cout: int, stride: int = 1, k: int = 3) -> nn.Sequential:
@@ -61,26 +65,42 @@ class DiceDetector(nn.Module):
         return torch.cat([heat, out[:, 1:]], 1)
 
 
+def crop_features(w: int) -> nn.Sequential:
+    """64×64 crop → 6w channels at 4×4."""
+    return nn.Sequential(
+        conv_bn(3, w, 2),  # 32
+        conv_bn(w, 2 * w),
+        conv_bn(2 * w, 2 * w, 2),  # 16
+        conv_bn(2 * w, 3 * w),
+        conv_bn(3 * w, 3 * w, 2),  # 8
+        conv_bn(3 * w, 4 * w),
+        conv_bn(4 * w, 6 * w, 2),  # 4
+        conv_bn(6 * w, 6 * w),
+    )
+
+
 class FaceClassifier(nn.Module):
     def __init__(self, width: int = 24) -> None:
         super().__init__()
         w = width
-        self.features = nn.Sequential(
-            conv_bn(3, w, 2),  # 32
-            conv_bn(w, 2 * w),
-            conv_bn(2 * w, 2 * w, 2),  # 16
-            conv_bn(2 * w, 3 * w),
-            conv_bn(3 * w, 3 * w, 2),  # 8
-            conv_bn(3 * w, 4 * w),
-            conv_bn(4 * w, 6 * w, 2),  # 4
-            conv_bn(6 * w, 6 * w),
-        )
-        self.embed = nn.Linear(6 * w, EMBED_DIM)
-        self.value = nn.Linear(EMBED_DIM, len(FACES))
-        self.quality = nn.Linear(EMBED_DIM, len(QUALITY))
+        self.features = crop_features(w)
+        self.embed = nn.Linear(6 * w, BOTTLENECK)
+        self.value = nn.Linear(BOTTLENECK, len(FACES))
+        self.quality = nn.Linear(BOTTLENECK, len(QUALITY))
 
-    def forward(self, x: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
-        f = self.features(x).mean(dim=(2, 3))
-        e = self.embed(f)
-        normed = F.normalize(e, dim=1)
-        return self.value(F.relu(e)), self.quality(F.relu(e)), normed
+    def forward(self, x: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+        e = F.relu(self.embed(self.features(x).mean(dim=(2, 3))))
+        return self.value(e), self.quality(e)
+
+
+class FaceEmbedder(nn.Module):
+    """Unit-length embedding of a die crop; trained with a cosine softmax over many faces
+    (models/train.py embedder), so faces it never saw still land apart."""
+
+    def __init__(self, width: int = 24, dim: int = EMBED_DIM) -> None:
+        super().__init__()
+        self.features = crop_features(width)
+        self.embed = nn.Linear(6 * width, dim)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return F.normalize(self.embed(self.features(x).mean(dim=(2, 3))), dim=1)

@@ -2,6 +2,8 @@
 
     python models/train.py detector --data DIR [DIR ...] --real Train --out models/detector.onnx
     python models/train.py classifier --data DIR [DIR ...] --real Train --out models/classifier.onnx
+    python models/train.py embedder --data DIR [DIR ...] --real Train --identity-pool POOL \
+        --out models/embedder.onnx
 
 Data folders hold images and `labels.jsonl` (vision/reading.py); `--real Train` adds the
 real photos' training split (never Valid). Everything is seeded: the same inputs give the
@@ -27,7 +29,14 @@ from torch.nn import functional as F
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from nets import EMBED_DIM, FACES, QUALITY, DiceDetector, FaceClassifier  # noqa: E402
+from nets import (  # noqa: E402
+    EMBED_DIM,
+    FACES,
+    QUALITY,
+    DiceDetector,
+    FaceClassifier,
+    FaceEmbedder,
+)
 
 from vision.datasets import load_real  # noqa: E402
 from vision.preprocess import (  # noqa: E402
@@ -289,7 +298,9 @@ def _pool_scene_crops(job: tuple[int, int, list[str]]) -> tuple[list[np.ndarray]
     seed, index, names = job
     rng = np.random.default_rng([seed, index])
     art = names[int(rng.integers(len(names)))]
-    image, label = render(random_scene(rng, "animals", art=art))
+    # Up to eight dice a scene: more faces per (slow) render.
+    image, label = render(random_scene(rng, "animals", art=art,
+                                       n_dice=int(rng.integers(5, 9))))
     crops, faces = [], []
     for die in label.dice:
         if die.flag is not None:
@@ -343,45 +354,69 @@ class CosineHead(torch.nn.Module):
         return F.cross_entropy(logits, target)
 
 
-def crops_to_tensor(crops: np.ndarray) -> torch.Tensor:
-    return torch.from_numpy(crops[..., ::-1].copy()).permute(0, 3, 1, 2).float() / 255.0 - 0.5
-
-
-def train_classifier(crops: np.ndarray, values: np.ndarray, quality: np.ndarray, steps: int,
-                     batch: int, seed: int, width: int = 24,
-                     identity: np.ndarray | None = None) -> FaceClassifier:
-    """`identity`: per crop the index of its face among all faces of the data (-1: none);
-    with it the embedding is also trained to tell every face apart (CosineHead)."""
+def train_embedder(crops: np.ndarray, identity: np.ndarray, steps: int, batch: int,
+                   seed: int, width: int = 24) -> FaceEmbedder:
+    """Cosine softmax with a margin over every face (`identity`: its index per crop), with
+    the classifier's augmentations."""
     torch.manual_seed(seed)
     rng = np.random.default_rng(seed)
     gen = torch.Generator().manual_seed(seed)
-    net = FaceClassifier(width).to(memory_format=FAST_LAYOUT)
-    params = list(net.parameters())
-    head = None
-    if identity is not None:
-        head = CosineHead(int(identity.max()) + 1)
-        params += list(head.parameters())
-    opt = torch.optim.AdamW(params, lr=3e-3, weight_decay=5e-4)
+    net = FaceEmbedder(width).to(memory_format=FAST_LAYOUT)
+    head = CosineHead(int(identity.max()) + 1, EMBED_DIM, scale=24.0, margin=0.2)
+    opt = torch.optim.AdamW([*net.parameters(), *head.parameters()], lr=3e-3,
+                            weight_decay=5e-4)
     sched = warmup_cosine(opt, steps)
     net.train()
     t0 = time.time()
     for step in range(steps):
-        idx = rng.integers(0, len(crops), batch)
-        x = crops_to_tensor(crops[idx])
-        if rng.random() < 0.5:
-            x = x.flip(3)  # a mirrored face is still the same value
-        x = color_jitter(x, gen)
-        if rng.random() < 0.3:
-            x = F.avg_pool2d(x, 3, 1, 1)  # defocus
-        x = x.contiguous(memory_format=FAST_LAYOUT)
+        idx, x = augmented_batch(crops, batch, rng, gen)
+        normed = net(x)
+        loss = head(normed, torch.from_numpy(identity[idx]))
+        opt.zero_grad()
+        loss.backward()
+        opt.step()
+        sched.step()
+        if step % 200 == 0 or step == steps - 1:
+            log(f"embedder step {step}/{steps} loss {loss.item():.3f} {time.time() - t0:.0f}s")
+    return net.eval()
+
+
+def crops_to_tensor(crops: np.ndarray) -> torch.Tensor:
+    return torch.from_numpy(crops[..., ::-1].copy()).permute(0, 3, 1, 2).float() / 255.0 - 0.5
+
+
+def augmented_batch(crops: np.ndarray, batch: int, rng: np.random.Generator,
+                    gen: torch.Generator) -> tuple[np.ndarray, torch.Tensor]:
+    """A random batch of crops (their indices, and the tensor) with the augmentations of
+    both crop networks."""
+    idx = rng.integers(0, len(crops), batch)
+    x = crops_to_tensor(crops[idx])
+    if rng.random() < 0.5:
+        x = x.flip(3)  # a mirrored face is still the same face
+    x = color_jitter(x, gen)
+    if rng.random() < 0.3:
+        x = F.avg_pool2d(x, 3, 1, 1)  # defocus
+    return idx, x.contiguous(memory_format=FAST_LAYOUT)
+
+
+def train_classifier(crops: np.ndarray, values: np.ndarray, quality: np.ndarray, steps: int,
+                     batch: int, seed: int, width: int = 24) -> FaceClassifier:
+    torch.manual_seed(seed)
+    rng = np.random.default_rng(seed)
+    gen = torch.Generator().manual_seed(seed)
+    net = FaceClassifier(width).to(memory_format=FAST_LAYOUT)
+    opt = torch.optim.AdamW(net.parameters(), lr=3e-3, weight_decay=5e-4)
+    sched = warmup_cosine(opt, steps)
+    net.train()
+    t0 = time.time()
+    for step in range(steps):
+        idx, x = augmented_batch(crops, batch, rng, gen)
         v = torch.from_numpy(values[idx])
         q = torch.from_numpy(quality[idx])
-        logits_v, logits_q, normed = net(x)
+        logits_v, logits_q = net(x)
         loss_v = F.cross_entropy(logits_v, v, ignore_index=-1, label_smoothing=0.02)
         loss_q = F.cross_entropy(logits_q, q)
         loss = loss_v + loss_q
-        if head is not None and identity is not None:
-            loss = loss + head(normed, torch.from_numpy(identity[idx]))
         opt.zero_grad()
         loss.backward()
         opt.step()
@@ -419,7 +454,7 @@ def export(net: torch.nn.Module, dummy: torch.Tensor, out: Path, inputs: list[st
 
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("model", choices=["detector", "classifier"])
+    ap.add_argument("model", choices=["detector", "classifier", "embedder"])
     ap.add_argument("--data", type=Path, nargs="+", default=[])
     ap.add_argument("--real", default=None, help="real split to add (Train; never Valid)")
     ap.add_argument("--out", type=Path, required=True)
@@ -429,8 +464,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--threads", type=int, default=2)
     ap.add_argument("--width", type=int, default=24, help="classifier: channels of its first layer")
     ap.add_argument("--identity-pool", type=Path, default=None, metavar="DIR",
-                    help="classifier: also train the embedding on dice painted with this art "
-                         "pool (models/make_animal_art.py --pool)")
+                    help="embedder: the art pool to paint dice with "
+                         "(models/make_animal_art.py --pool)")
     ap.add_argument("--identity-scenes", type=int, default=3000)
     ap.add_argument("--hard-negatives", type=Path, default=None, metavar="DETECTOR.onnx",
                     help="classifier: add the false finds of this detector as negatives")
@@ -450,6 +485,27 @@ def main(argv: list[str] | None = None) -> int:
         export(net, torch.zeros(1, 3, 288, DETECTOR_LONG_SIDE), args.out, ["image"], ["out"],
                {"image": {2: "height", 3: "width"}},
                {**info, "long_side": str(DETECTOR_LONG_SIDE), "stride": str(DETECTOR_STRIDE)})
+    elif args.model == "embedder":
+        if not args.identity_pool:
+            ap.error("the embedder needs --identity-pool")
+        rng = np.random.default_rng(args.seed)
+        crops, values, _ = classifier_crops(scenes, rng, per_synth_die=2, per_real_die=6,
+                                            negatives_per_scene=0)
+        known = values >= 0
+        pool_crops, pool_faces = identity_crops(args.identity_pool, args.identity_scenes,
+                                                args.seed, args.threads)
+        names = sorted(set(pool_faces))
+        log(f"{int(known.sum())} crops of the known faces, {len(pool_crops)} of "
+            f"{len(names)} pool faces")
+        index = {f: len(FACES) + i for i, f in enumerate(names)}
+        identity = np.concatenate([values[known], [index[f] for f in pool_faces]])
+        net = train_embedder(np.concatenate([crops[known], pool_crops]), identity,
+                             args.steps, args.batch * 4, args.seed, args.width)
+        export(net, torch.zeros(2, 3, CROP_SIZE, CROP_SIZE), args.out, ["crops"],
+               ["embedding"], {"crops": {0: "n"}},
+               {**info, "faces": str(len(FACES) + len(names)),
+                "embed_dim": str(EMBED_DIM), "crop_size": str(CROP_SIZE),
+                "width": str(args.width)})
     else:
         rng = np.random.default_rng(args.seed)
         detector = None
@@ -461,25 +517,12 @@ def main(argv: list[str] | None = None) -> int:
                                                   per_real_die=10, negatives_per_scene=3,
                                                   detector=detector)
         log(f"{len(crops)} crops ({int((values >= 0).sum())} with a value)")
-        identity = None
-        if args.identity_pool:
-            pool_crops, pool_faces = identity_crops(args.identity_pool, args.identity_scenes,
-                                                    args.seed, args.threads)
-            names = sorted(set(pool_faces))
-            log(f"{len(pool_crops)} identity crops of {len(names)} pool faces")
-            index = {f: len(FACES) + i for i, f in enumerate(names)}
-            identity = np.concatenate([values, [index[f] for f in pool_faces]])
-            crops = np.concatenate([crops, pool_crops])
-            values = np.concatenate([values, np.full(len(pool_crops), -1)])
-            quality = np.concatenate([quality, np.full(len(pool_crops), QUALITY.index("ok"))])
-            info["identity_faces"] = str(len(FACES) + len(names))
         net = train_classifier(crops, values, quality, args.steps, args.batch * 4, args.seed,
-                               args.width, identity)
+                               args.width)
         export(net, torch.zeros(2, 3, CROP_SIZE, CROP_SIZE), args.out, ["crops"],
-               ["value", "quality", "embedding"], {"crops": {0: "n"}},
+               ["value", "quality"], {"crops": {0: "n"}},
                {**info, "faces": json.dumps(FACES), "quality": json.dumps(QUALITY),
-                "embed_dim": str(EMBED_DIM), "crop_size": str(CROP_SIZE),
-                "width": str(args.width)})
+                "crop_size": str(CROP_SIZE), "width": str(args.width)})
     return 0
 
 

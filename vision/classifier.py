@@ -1,7 +1,7 @@
 """Stage 2: read each die's top face from a crop centred on it.
 
-The network gives the value (six pip counts, six animals), the crop's quality (ok, tilted,
-stacked, unreadable, no die) and an embedding used by taught dice sets.
+The network gives the value (six pip counts, six animals) and the crop's quality (ok, tilted,
+stacked, unreadable, no die). Taught dice sets are read by the embedder (vision/embedder.py).
 """
 
 from __future__ import annotations
@@ -22,11 +22,10 @@ QUALITY: tuple[str, ...] = ("ok", "tilted", "stacked", "unreadable", "no_die")
 
 @dataclass(frozen=True)
 class FaceScores:
-    """Per crop: value probabilities (over FACES), quality probabilities, embedding."""
+    """Per crop: value probabilities (over FACES), quality probabilities."""
 
     value: np.ndarray  # N x 12
-    quality: np.ndarray  # N x 4
-    embedding: np.ndarray  # N x D, unit length
+    quality: np.ndarray  # N x 5
 
 
 def softmax(logits: np.ndarray) -> np.ndarray:
@@ -55,15 +54,12 @@ class OnnxClassifier:
 
     def classify(self, crops: list[np.ndarray]) -> FaceScores:
         if not crops:
-            return FaceScores(np.zeros((0, len(FACES))), np.zeros((0, len(QUALITY))),
-                              np.zeros((0, 64)))
+            return FaceScores(np.zeros((0, len(FACES))), np.zeros((0, len(QUALITY))))
         batch = crops_tensor(crops)
         turns = range(0, 4, 4 // self.views)
         views = np.concatenate([np.rot90(batch, k, axes=(2, 3)) for k in turns])
-        value, quality, embedding = self.session.run(
-            None, {"crops": np.ascontiguousarray(views)})
+        value, quality = self.session.run(["value", "quality"],
+                                          {"crops": np.ascontiguousarray(views)})
         n, k = len(crops), len(turns)
-        embedding = embedding.reshape(k, n, -1).mean(axis=0)
-        embedding /= np.maximum(np.linalg.norm(embedding, axis=1, keepdims=True), 1e-9)
         return FaceScores(softmax(value).reshape(k, n, -1).mean(axis=0),
-                          softmax(quality).reshape(k, n, -1).mean(axis=0), embedding)
+                          softmax(quality).reshape(k, n, -1).mean(axis=0))

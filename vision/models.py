@@ -12,6 +12,7 @@ MODELS_DIR = Path(os.environ.get("KNIFFEL_MODELS",
                                  Path(__file__).resolve().parent.parent / "models"))
 DETECTOR_PATH = MODELS_DIR / "detector.onnx"
 CLASSIFIER_PATH = MODELS_DIR / "classifier.onnx"
+EMBEDDER_PATH = MODELS_DIR / "embedder.onnx"
 
 
 class ModelMissingError(RuntimeError):

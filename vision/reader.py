@@ -17,6 +17,7 @@ import numpy as np
 
 from vision.classifier import FACES, QUALITY, FaceScores, OnnxClassifier
 from vision.detector import Candidate, Detector, OnnxDetector
+from vision.embedder import Embedder, OnnxEmbedder
 from vision.preprocess import crop_die
 from vision.reading import (
     ANIMALS,
@@ -38,6 +39,8 @@ class TaughtSet(Protocol):
     """A dice set learnt from photos (vision/teach.py): values from embeddings."""
 
     name: str
+
+    def embedded_with(self, embedder: Embedder) -> TaughtSet: ...
 
     def values(self, embeddings: np.ndarray) -> tuple[list[DieValue], np.ndarray]: ...
 
@@ -64,25 +67,36 @@ class JudgeConfig:
 
 class Reader:
     """Detector + face classifier + judge. `dice_set`: "auto", "pips", "animals" or a
-    taught set."""
+    taught set, read with `embedder` (the shipped one unless given; only loaded when a set
+    is taught or read)."""
 
     def __init__(self, detector: Detector, classifier: FaceModel,
                  dice_set: str | TaughtSet = "auto", judge: JudgeConfig | None = None,
-                 expected: int | None = None) -> None:
+                 expected: int | None = None, embedder: Embedder | None = None,
+                 threads: int = 1) -> None:
         if isinstance(dice_set, str) and dice_set not in DICE_SETS_BUILTIN:
             raise ValueError(f"unknown dice set {dice_set!r} "
                              f"(built in: {', '.join(DICE_SETS_BUILTIN)})")
         self.detector = detector
         self.classifier = classifier
-        self.dice_set = dice_set
         self.judge = judge or JudgeConfig()
         self.expected = expected
+        self._embedder = embedder
+        self._threads = threads
+        self.dice_set = dice_set if isinstance(dice_set, str) else \
+            dice_set.embedded_with(self.embedder)
 
     @classmethod
     def default(cls, dice_set: str | TaughtSet = "auto", expected: int | None = None,
                 threads: int = 1) -> Reader:
         return cls(OnnxDetector(threads=threads), OnnxClassifier(threads=threads),
-                   dice_set, expected=expected)
+                   dice_set, expected=expected, threads=threads)
+
+    @property
+    def embedder(self) -> Embedder:
+        if self._embedder is None:
+            self._embedder = OnnxEmbedder(threads=self._threads)
+        return self._embedder
 
     def read(self, frame_bgr: np.ndarray) -> Reading:
         if frame_bgr is None or frame_bgr.ndim != 3 or frame_bgr.shape[2] != 3 \
@@ -91,14 +105,19 @@ class Reader:
         candidates = self.detector.detect(frame_bgr)
         crops = [crop_die(frame_bgr, c.x, c.y, c.size) for c in candidates]
         scores = self.classifier.classify(crops)
-        return self._judge(frame_bgr.shape[1], frame_bgr.shape[0], candidates, scores)
+        values, probs = self._values(scores, crops)
+        return self._judge(frame_bgr.shape[1], frame_bgr.shape[0], candidates, scores,
+                           values, probs)
 
     # ---- stage 3 --------------------------------------------------------------------
 
-    def _values(self, scores: FaceScores) -> tuple[list[DieValue], np.ndarray]:
+    def _values(self, scores: FaceScores, crops: list[np.ndarray]
+                ) -> tuple[list[DieValue], np.ndarray]:
         """The value of every crop and its probability, within the dice set."""
+        if not crops:
+            return [], np.zeros(0)
         if not isinstance(self.dice_set, str):
-            return self.dice_set.values(scores.embedding)
+            return self.dice_set.values(self.embedder.embed(crops))
         p = scores.value
         n_pips = len(PIP_VALUES)
         if self.dice_set == "pips":
@@ -117,9 +136,8 @@ class Reader:
         return [faces[int(i)] for i in best], sub[np.arange(len(best)), best]
 
     def _judge(self, width: int, height: int, candidates: list[Candidate],
-               scores: FaceScores) -> Reading:
+               scores: FaceScores, values: list[DieValue], probs: np.ndarray) -> Reading:
         cfg = self.judge
-        values, probs = self._values(scores) if candidates else ([], np.zeros(0))
         q = scores.quality
         no_die, tilted, stacked, unreadable = (
             QUALITY.index(k) for k in ("no_die", "tilted", "stacked", "unreadable"))

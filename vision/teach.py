@@ -1,9 +1,11 @@
 """Teach the reader a new dice set from a few photos ("put every die duck-up").
 
-Real dice never look exactly like the ones we trained on. The face classifier's embedding
-separates faces well beyond its training set, so a new set is learnt without training: the
-dice of each photo are found, cropped in several rotations, embedded, and stored; reading
-then takes the value whose stored embeddings are nearest (cosine). Seconds on a Pi.
+Real dice never look exactly like the ones we trained on. The face embedder
+(vision/embedder.py) was trained to tell about 1200 faces apart, so a new set is learnt
+without training: the dice of each photo are found and stored as patches, cut in several
+rotations and sizes, and embedded; reading then takes the value whose stored embeddings are
+nearest (cosine). Seconds on a Pi. The patches are kept with the set: after a model update
+the set is embedded again from them, so a taught set outlives the model it was taught with.
 """
 
 from __future__ import annotations
@@ -11,26 +13,35 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 import numpy as np
 
 from vision.classifier import QUALITY
-from vision.preprocess import crop_die
+from vision.embedder import Embedder
+from vision.preprocess import CROP_SCALE, CROP_SIZE, crop_die
 from vision.reading import DieValue
 
 NAME_PATTERN = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,39}$")
 RESERVED = ("auto", "pips", "animals")
 #: Rotations of every taught crop: a die lands any way round.
 ROTATIONS = tuple(range(0, 360, 30))
-#: Sharpness of the similarity → probability softmax.
-TEMPERATURE = 0.03
-#: A die less similar than this to every taught crop does not look like the taught photos
-#: (other light, a steep view, a die of another set): its confidence is capped at that
-#: similarity, so the table asks about it. Chosen on unseen-art sets of seeds 710001–710003
-#: (not the 7000xx sets `make eval` reports): it asked about 9 of 32 confident errors for 4
-#: dice read right.
+#: Sizes of every taught crop, relative to the found die: the detector's size varies.
+SCALES = (0.92, 1.08)
+#: A stored patch spans this many die sizes at PATCH_PIXELS: one die is CROP_SIZE pixels
+#: in it, with room for every rotation and scale of the crop.
+PATCH_SPAN = 1.625
+PATCH_PIXELS = round(CROP_SIZE * PATCH_SPAN)
+PATCH_DIE_PIXELS = PATCH_PIXELS / (PATCH_SPAN * CROP_SCALE)  # a die's size in a patch
+#: Sharpness of the similarity → probability softmax, and: a die less similar than FAMILIAR
+#: to every taught crop does not look like the taught photos (other light, a steep view, a
+#: die of another set), so its confidence is capped at that similarity and the table asks.
+#: Both chosen for the shipped embedder on unseen-art sets of seeds 710001–710003 (not the
+#: 7000xx sets `make eval` reports), as the pair of 0.02–0.08 × 0.5–0.85 with the fewest
+#: silent errors: 7 on 1302 dice, 1087 asked (0.05: 14 and 954; the classifier's old
+#: embedding at 0.03: 22 and 1135).
+TEMPERATURE = 0.08
 FAMILIAR = 0.85
 
 
@@ -41,18 +52,35 @@ class DiceSetError(ValueError):
 @dataclass
 class DiceSet:
     name: str
-    labels: list[DieValue]  # one per stored embedding
-    embeddings: np.ndarray  # N x D, unit length
+    patch_values: list[DieValue]  # the value of each taught die
+    patches: np.ndarray  # N x PATCH_PIXELS x PATCH_PIXELS x 3 (BGR), the taught dice
+    embedder: str = ""  # version of the embedder that made `embeddings`
+    labels: list[DieValue] = field(default_factory=list)  # one per stored embedding
+    embeddings: np.ndarray = field(default_factory=lambda: np.zeros((0, 0), np.float32))
 
     @property
     def faces(self) -> list[DieValue]:
-        return list(dict.fromkeys(self.labels))
+        return list(dict.fromkeys(self.patch_values))
+
+    def embedded_with(self, embedder: Embedder) -> DiceSet:
+        """This set with its patches embedded by `embedder` (itself if they already are)."""
+        if self.embedder == embedder.version and len(self.embeddings):
+            return self
+        crops = [crop_die(patch, PATCH_PIXELS / 2, PATCH_PIXELS / 2, PATCH_DIE_PIXELS * s,
+                          angle=a)
+                 for patch in self.patches for a in ROTATIONS for s in SCALES]
+        per_patch = len(ROTATIONS) * len(SCALES)
+        labels = [v for v in self.patch_values for _ in range(per_patch)]
+        return replace(self, embedder=embedder.version, labels=labels,
+                       embeddings=embedder.embed(crops).astype(np.float32))
 
     def values(self, embeddings: np.ndarray) -> tuple[list[DieValue], np.ndarray]:
         """Nearest taught face of each embedding, with a probability from the similarities
         (capped for a die unlike anything taught: FAMILIAR)."""
         if len(embeddings) == 0:
             return [], np.zeros(0)
+        if not len(self.embeddings):
+            raise DiceSetError(f"dice set {self.name!r} is not embedded yet")
         faces = self.faces
         sims = embeddings @ self.embeddings.T  # M x N
         per_face = np.stack([
@@ -73,7 +101,10 @@ class DiceSet:
         folder.mkdir(parents=True, exist_ok=True)
         path = folder / f"{self.name}.npz"
         tmp = folder / f".{self.name}.tmp.npz"
-        np.savez_compressed(tmp, embeddings=self.embeddings.astype(np.float32),
+        np.savez_compressed(tmp, patches=self.patches.astype(np.uint8),
+                            patch_values=np.array(json.dumps(self.patch_values)),
+                            embedder=np.array(self.embedder),
+                            embeddings=self.embeddings.astype(np.float32),
                             labels=np.array(json.dumps(self.labels)))
         tmp.replace(path)  # never leave a half-written set behind
         return path
@@ -95,11 +126,16 @@ def load_dice_set(state_dir: Path, name: str) -> DiceSet:
         raise DiceSetError(f"no dice set {name!r} (taught: {', '.join(known) or 'none'})")
     try:
         with np.load(path) as data:
-            labels = json.loads(str(data["labels"]))
-            embeddings = data["embeddings"]
+            if "patches" not in data:
+                raise DiceSetError(f"dice set {name!r} was taught by an older version that "
+                                   f"kept no photos of the dice; teach it again")
+            return DiceSet(name, json.loads(str(data["patch_values"])), data["patches"],
+                           str(data["embedder"]), json.loads(str(data["labels"])),
+                           data["embeddings"])
     except (OSError, ValueError, KeyError) as exc:
+        if isinstance(exc, DiceSetError):
+            raise
         raise DiceSetError(f"dice set {name!r} is damaged ({exc}); teach it again") from None
-    return DiceSet(name, labels, embeddings)
 
 
 def parse_value(text: str) -> DieValue:
@@ -110,8 +146,8 @@ def teach(reader: object, name: str, photos: Mapping[DieValue, Sequence[np.ndarr
           ) -> tuple[DiceSet, dict[DieValue, int]]:
     """Learn a set from photos in which every die shows the given value.
 
-    `reader` is a vision.reader.Reader (its detector and classifier are used). Returns the
-    set and how many dice were found per value.
+    `reader` is a vision.reader.Reader (its detector, classifier and embedder are used).
+    Returns the set and how many dice were found per value.
     """
     from vision.reader import Reader
 
@@ -119,8 +155,8 @@ def teach(reader: object, name: str, photos: Mapping[DieValue, Sequence[np.ndarr
     check_name(name)
     if len(photos) < 2:
         raise DiceSetError("teach at least two values (e.g. duck=duck.jpg lion=lion.jpg)")
-    labels: list[DieValue] = []
-    chunks: list[np.ndarray] = []
+    values: list[DieValue] = []
+    patches: list[np.ndarray] = []
     counts: dict[DieValue, int] = {}
     no_die = QUALITY.index("no_die")
     for value, frames in photos.items():
@@ -134,11 +170,10 @@ def teach(reader: object, name: str, photos: Mapping[DieValue, Sequence[np.ndarr
             dice = [c for c, q in zip(candidates, check.quality, strict=True)
                     if q[no_die] < 0.5]
             counts[value] += len(dice)
-            crops = [crop_die(frame, c.x, c.y, c.size * s, angle=a)
-                     for c in dice for a in ROTATIONS for s in (0.92, 1.08)]
-            if crops:
-                chunks.append(reader.classifier.classify(crops).embedding)
-                labels.extend([value] * len(crops))
+            patches.extend(crop_die(frame, c.x, c.y, c.size * PATCH_SPAN, out=PATCH_PIXELS)
+                           for c in dice)
+            values.extend([value] * len(dice))
         if counts[value] == 0:
             raise DiceSetError(f"no die found in the photos for {value!r}")
-    return DiceSet(name, labels, np.concatenate(chunks)), counts
+    taught = DiceSet(name, values, np.stack(patches))
+    return taught.embedded_with(reader.embedder), counts

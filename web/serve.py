@@ -159,7 +159,10 @@ def make_reader(config: Config, folder: Path) -> DiceReader:
         from vision.teach import load_dice_set
 
         dice_set = load_dice_set(folder, dice_set)
-    return Reader.default(dice_set=dice_set, expected=5)
+    reader = Reader.default(dice_set=dice_set, expected=5)
+    if reader.dice_set is not dice_set:  # embedded again by a new embedder: keep that
+        reader.dice_set.save(folder)  # type: ignore[union-attr]
+    return reader
 
 
 def start_camera(service: TableService, config: Config, folder: Path,

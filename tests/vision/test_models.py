@@ -14,13 +14,13 @@ import pytest
 
 from vision.datasets import load_real, real_root
 from vision.evaluation import evaluate
-from vision.models import CLASSIFIER_PATH, DETECTOR_PATH
+from vision.models import CLASSIFIER_PATH, DETECTOR_PATH, EMBEDDER_PATH
 from vision.preprocess import crop_die
 from vision.reader import Reader
 from vision.synth import random_scene, render
 
 pytestmark = pytest.mark.skipif(
-    not (DETECTOR_PATH.is_file() and CLASSIFIER_PATH.is_file()),
+    not (DETECTOR_PATH.is_file() and CLASSIFIER_PATH.is_file() and EMBEDDER_PATH.is_file()),
     reason="models/*.onnx missing: run `make models`")
 
 #: Seeds for these tests: never used for training (1xx) or the eval sets (9xxxxx, 7xxxxx).
@@ -135,6 +135,7 @@ def test_teach_a_dice_set_and_read_with_it(tmp_path: Path) -> None:
 
 def test_four_views_read_a_die_the_same_however_it_is_turned() -> None:
     from vision.classifier import OnnxClassifier
+    from vision.embedder import OnnxEmbedder
 
     frame, label = table_scenes("pips", 1)[0]
     die = label.dice[0]
@@ -143,10 +144,13 @@ def test_four_views_read_a_die_the_same_however_it_is_turned() -> None:
     four, one = OnnxClassifier(views=4), OnnxClassifier(views=1)
     turned = four.classify([crop, np.ascontiguousarray(np.rot90(crop))])
     assert np.allclose(turned.value[0], turned.value[1], atol=1e-5)
-    assert np.allclose(turned.embedding[0], turned.embedding[1], atol=1e-5)
-    assert np.allclose(np.linalg.norm(turned.embedding, axis=1), 1.0, atol=1e-5)
+    embedded = OnnxEmbedder(views=4).embed([crop, np.ascontiguousarray(np.rot90(crop))])
+    assert np.allclose(embedded[0], embedded[1], atol=1e-5)
+    assert np.allclose(np.linalg.norm(embedded, axis=1), 1.0, atol=1e-5)
     assert np.allclose(turned.value.sum(axis=1), 1.0, atol=1e-5)
     single = one.classify([crop, np.ascontiguousarray(np.rot90(crop))])
     assert single.value.shape == turned.value.shape == (2, 12)
     with pytest.raises(ValueError, match="views must be 1, 2 or 4"):
         OnnxClassifier(views=3)
+    with pytest.raises(ValueError, match="views must be 1, 2 or 4"):
+        OnnxEmbedder(views=3)

@@ -12,7 +12,15 @@ from vision.detector import Candidate, decode, suppress
 from vision.preprocess import DETECTOR_STRIDE, crop_die, detector_input
 from vision.reader import Reader
 from vision.reading import TRUST_CONFIDENCE
-from vision.teach import DiceSet, DiceSetError, check_name, load_dice_set
+from vision.teach import (
+    PATCH_PIXELS,
+    ROTATIONS,
+    SCALES,
+    DiceSet,
+    DiceSetError,
+    check_name,
+    load_dice_set,
+)
 
 
 class FixedDetector:
@@ -32,8 +40,21 @@ class FixedClassifier:
 
     def classify(self, crops: list[np.ndarray]) -> FaceScores:
         n = len(crops)
-        emb = np.eye(n, 8)
-        return FaceScores(self.value[:n], self.quality[:n], emb)
+        return FaceScores(self.value[:n], self.quality[:n])
+
+
+class ColourEmbedder:
+    """Embeds a crop by the mean colour of its centre: a stand-in embedder whose
+    neighbours are easy to predict."""
+
+    def __init__(self, version: str = "colour") -> None:
+        self.version = version
+        self.calls = 0
+
+    def embed(self, crops: list[np.ndarray]) -> np.ndarray:
+        self.calls += 1
+        rows = np.array([c[24:40, 24:40].reshape(-1, 3).mean(axis=0) + 1.0 for c in crops])
+        return rows / np.linalg.norm(rows, axis=1, keepdims=True)
 
 
 def one_hot(face: object, p: float = 0.99) -> list[float]:
@@ -174,23 +195,24 @@ def test_reader_refuses_a_broken_frame_and_an_unknown_set() -> None:
         Reader(FixedDetector([]), FixedClassifier([], []), dice_set="dominoes")
 
 
+def patch(bgr: tuple[int, int, int]) -> np.ndarray:
+    return np.full((PATCH_PIXELS, PATCH_PIXELS, 3), bgr, np.uint8)
+
+
 def test_taught_set_nearest_neighbour_and_storage(tmp_path: Path) -> None:
-    rng = np.random.default_rng(0)
-    centres = {v: rng.normal(size=16) for v in ("duck", "lion", "cat")}
-    labels, rows = [], []
-    for value, c in centres.items():
-        for _ in range(10):
-            e = c + 0.1 * rng.normal(size=16)
-            rows.append(e / np.linalg.norm(e))
-            labels.append(value)
-    taught = DiceSet("zoo", labels, np.array(rows, np.float32))
-    query = np.array([centres["lion"], centres["cat"]])
-    query /= np.linalg.norm(query, axis=1, keepdims=True)
+    colours = {"duck": (0, 0, 230), "lion": (230, 0, 0), "cat": (0, 230, 0)}
+    taught = DiceSet("zoo", list(colours), np.stack([patch(c) for c in colours.values()]))
+    embedder = ColourEmbedder()
+    taught = taught.embedded_with(embedder)
+    assert len(taught.labels) == len(taught.embeddings) == 3 * len(ROTATIONS) * len(SCALES)
+    query = embedder.embed([patch((220, 10, 5))[:64, :64], patch((10, 225, 0))[:64, :64]])
     values, probs = taught.values(query)
     assert values == ["lion", "cat"] and all(probs > 0.9)
     taught.save(tmp_path)
     again = load_dice_set(tmp_path, "zoo")
-    assert again.labels == labels and np.allclose(again.embeddings, taught.embeddings)
+    assert again.patch_values == list(colours) and again.embedder == "colour"
+    assert again.labels == taught.labels and np.allclose(again.embeddings, taught.embeddings)
+    assert again.embedded_with(embedder) is again  # same embedder: nothing to do
     with pytest.raises(DiceSetError, match="no dice set 'farm'"):
         load_dice_set(tmp_path, "farm")
     (tmp_path / "dice-sets" / "broken.npz").write_bytes(b"not a zip")
@@ -201,11 +223,35 @@ def test_taught_set_nearest_neighbour_and_storage(tmp_path: Path) -> None:
             check_name(bad)
 
 
+def test_a_taught_set_outlives_a_new_embedder(tmp_path: Path) -> None:
+    """The set keeps its dice: a reader with another embedder embeds them again."""
+    colours = {"frog": (40, 160, 40), "pig": (180, 160, 240)}
+    DiceSet("farm", list(colours), np.stack([patch(c) for c in colours.values()])) \
+        .embedded_with(ColourEmbedder("old")).save(tmp_path)
+    new = ColourEmbedder("new")
+    reader = Reader(FixedDetector([cand(100, 100)]), FixedClassifier([one_hot(1)], [quality()]),
+                    dice_set=load_dice_set(tmp_path, "farm"), embedder=new)
+    assert reader.dice_set.embedder == "new"  # type: ignore[union-attr]
+    frame = np.full((480, 640, 3), 90, np.uint8)
+    frame[80:120, 80:120] = colours["pig"]
+    (die,) = reader.read(frame).dice
+    assert die.value == "pig" and die.confidence > 0.9
+
+
+def test_a_set_taught_by_an_older_version_asks_to_be_taught_again(tmp_path: Path) -> None:
+    (tmp_path / "dice-sets").mkdir()
+    np.savez(tmp_path / "dice-sets" / "old.npz", embeddings=np.eye(2, dtype=np.float32),
+             labels=np.array('["duck", "lion"]'))
+    with pytest.raises(DiceSetError, match="older version .* teach it again"):
+        load_dice_set(tmp_path, "old")
+
+
 def test_a_die_unlike_anything_taught_is_asked_about() -> None:
     """Nearest is lion, but far from every taught crop: the value is given, the confidence
     is capped at the similarity (below the table's trust threshold), so the table asks."""
     lion, duck = np.eye(4)[0], np.eye(4)[1]
-    taught = DiceSet("zoo", ["lion", "duck"], np.array([lion, duck], np.float32))
+    taught = DiceSet("zoo", ["lion", "duck"], np.stack([patch((0, 0, 0))] * 2), "v1",
+                     ["lion", "duck"], np.array([lion, duck], np.float32))
     odd = 0.6 * lion + 0.8 * np.eye(4)[2]  # similarity 0.6 to lion, 0 to duck
     values, probs = taught.values(np.array([lion, odd]))
     assert values == ["lion", "lion"]

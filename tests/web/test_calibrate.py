@@ -268,8 +268,10 @@ def fake_teach(monkeypatch: pytest.MonkeyPatch) -> list[dict[object, list[np.nda
 
     def teach(reader: object, name: str, photos: dict[object, list[np.ndarray]]) -> Any:
         calls.append(photos)
-        embeddings = np.eye(len(photos), 4, dtype=np.float32)
-        return (teach_module.DiceSet(name, list(photos), embeddings),
+        patches = np.zeros((len(photos), teach_module.PATCH_PIXELS,
+                            teach_module.PATCH_PIXELS, 3), np.uint8)
+        return (teach_module.DiceSet(name, list(photos), patches, "stand-in", list(photos),
+                                     np.eye(len(photos), 4, dtype=np.float32)),
                 {v: 5 for v in photos})
 
     monkeypatch.setattr(teach_module, "teach", teach)

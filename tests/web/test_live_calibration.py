@@ -138,29 +138,41 @@ class SquareDetector:
                 if area > 100]
 
 
+def centre_shade(crops: list[np.ndarray]) -> np.ndarray:
+    return np.array([float(c[c.shape[0] // 2 - 3:c.shape[0] // 2 + 3,
+                             c.shape[1] // 2 - 3:c.shape[1] // 2 + 3].mean()) for c in crops])
+
+
 class ShadeClassifier:
-    """Reads a crop by the brightness at its centre: dark is 1, bright is 6; the embedding
-    is that brightness as an angle, so a taught set tells the shades apart."""
+    """Reads a crop by the brightness at its centre: dark is 1, bright is 6."""
 
     def classify(self, crops: list[np.ndarray]) -> FaceScores:
         n = len(crops)
-        shade = np.array([float(c[c.shape[0] // 2 - 3:c.shape[0] // 2 + 3,
-                                  c.shape[1] // 2 - 3:c.shape[1] // 2 + 3].mean())
-                          for c in crops])
+        shade = centre_shade(crops)
         value = np.full((n, len(FACES)), 0.002)
         value[np.arange(n), np.where(shade < 128, FACES.index(1), FACES.index(6))] = 0.98
         quality = np.zeros((n, len(QUALITY)))
         quality[:, QUALITY.index("ok")] = 1.0
-        angle = shade / 255 * np.pi / 2
-        embedding = np.zeros((n, 8), np.float32)
+        return FaceScores(value, quality)
+
+
+class ShadeEmbedder:
+    """The brightness at a crop's centre as an angle, so a taught set tells shades apart."""
+
+    version = "shade"
+
+    def embed(self, crops: list[np.ndarray]) -> np.ndarray:
+        angle = centre_shade(crops) / 255 * np.pi / 2
+        embedding = np.zeros((len(crops), 8), np.float32)
         embedding[:, 0], embedding[:, 1] = np.cos(angle), np.sin(angle)
-        return FaceScores(value, quality, embedding)
+        return embedding
 
 
 @pytest.fixture(autouse=True)
 def stand_in_nets(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(vision.reader, "OnnxDetector", lambda threads=1: SquareDetector())
     monkeypatch.setattr(vision.reader, "OnnxClassifier", lambda threads=1: ShadeClassifier())
+    monkeypatch.setattr(vision.reader, "OnnxEmbedder", lambda threads=1: ShadeEmbedder())
     monkeypatch.setattr(calibrate, "AUTOFOCUS_SECONDS", 0.0)
 
 
@@ -432,6 +444,26 @@ def test_a_taught_dice_set_is_saved_and_the_running_table_reads_with_it(
     wait_for(lambda: usb.throws() != [])
     assert usb.throws() == [{"dice": [2, 2, 2, 2, 2], "held": []}]
     assert not usb.camera.overlapped
+
+
+def test_a_set_taught_with_an_older_embedder_is_embedded_again_and_kept(
+        tmp_path: Path) -> None:
+    """After a model update the table embeds the set's stored dice with the new embedder
+    and saves that, so the set still reads and nothing has to be taught again."""
+    from vision.teach import PATCH_PIXELS, DiceSet, load_dice_set
+
+    patches = np.stack([np.full((PATCH_PIXELS, PATCH_PIXELS, 3), shade, np.uint8)
+                        for shade in (40, 220)])
+    DiceSet("holz", [1, 2], patches, "older", [1, 2],
+            np.eye(2, 8, dtype=np.float32)).save(tmp_path)
+    config = Config(table=TableConfig(dice_set="holz"))
+    reader = make_reader(config, tmp_path)
+    assert reader.dice_set.embedder == "shade"  # type: ignore[attr-defined]
+    again = load_dice_set(tmp_path, "holz")
+    assert again.embedder == "shade" and np.array_equal(again.patches, patches)
+    frame = np.full((480, 640, 3), BACKGROUND, np.uint8)
+    frame[200:260, 300:360] = 220
+    assert [d.value for d in reader.read(frame).dice] == [2]
 
 
 @pytest.mark.parametrize(("path", "body", "status", "says"), [

@@ -1,0 +1,48 @@
+"""The face embedder behind taught dice sets (`kniffel teach`).
+
+A die crop → a unit-length vector; crops of the same face lie close together, crops of
+different faces apart — also for faces nobody trained on, because the network learnt to
+tell about 1200 faces apart (models/train.py embedder), not just the twelve the classifier
+reads. Only used when a taught set is being read.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from pathlib import Path
+from typing import Protocol
+
+import numpy as np
+
+from vision.models import EMBEDDER_PATH, metadata, open_session
+from vision.preprocess import crops_tensor
+
+
+class Embedder(Protocol):
+    #: Names the model: a taught set's stored vectors are only comparable with the same one.
+    version: str
+
+    def embed(self, crops: list[np.ndarray]) -> np.ndarray: ...
+
+
+class OnnxEmbedder:
+    """The shipped embedder; like the classifier it looks at each crop in quarter turns and
+    averages (a die lies any way round)."""
+
+    def __init__(self, path: Path = EMBEDDER_PATH, threads: int = 1, views: int = 4) -> None:
+        if views not in (1, 2, 4):
+            raise ValueError(f"views must be 1, 2 or 4, not {views!r}")
+        self.views = views
+        self.session = open_session(path, threads)
+        self.dim = int(metadata(self.session).get("embed_dim", "0"))
+        self.version = hashlib.sha256(path.read_bytes()).hexdigest()[:16] + f"/{views}"
+
+    def embed(self, crops: list[np.ndarray]) -> np.ndarray:
+        if not crops:
+            return np.zeros((0, self.dim), np.float32)
+        batch = crops_tensor(crops)
+        turns = range(0, 4, 4 // self.views)
+        views = np.concatenate([np.rot90(batch, k, axes=(2, 3)) for k in turns])
+        (out,) = self.session.run(None, {"crops": np.ascontiguousarray(views)})
+        mean = out.reshape(len(turns), len(crops), -1).mean(axis=0)
+        return mean / np.maximum(np.linalg.norm(mean, axis=1, keepdims=True), 1e-9)
