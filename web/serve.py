@@ -161,7 +161,8 @@ def make_reader(config: Config, folder: Path) -> DiceReader:
         dice_set = load_dice_set(folder, dice_set)
     reader = Reader.default(dice_set=dice_set, expected=5)
     if reader.dice_set is not dice_set:  # embedded again by a new embedder: keep that
-        reader.dice_set.save(folder)  # type: ignore[union-attr]
+        with contextlib.suppress(OSError):  # if it cannot be written, embed again next time
+            reader.dice_set.save(folder)  # type: ignore[union-attr]
     return reader
 
 
