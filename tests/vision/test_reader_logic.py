@@ -20,6 +20,7 @@ from vision.teach import (
     DiceSetError,
     check_name,
     load_dice_set,
+    teach,
 )
 
 
@@ -236,6 +237,30 @@ def test_a_taught_set_outlives_a_new_embedder(tmp_path: Path) -> None:
     frame[80:120, 80:120] = colours["pig"]
     (die,) = reader.read(frame).dice
     assert die.value == "pig" and die.confidence > 0.9
+
+
+@pytest.mark.parametrize(("second", "taught"), [
+    (quality(stacked=0.8), 1),  # one die lies on another: only the flat one is taught
+    (quality(tilted=0.8), 1),
+    (quality(), 2),
+])
+def test_teaching_uses_the_dice_that_lie_flat(second: list[float], taught: int) -> None:
+    reader = Reader(FixedDetector([cand(100, 100), cand(300, 100)]),
+                    FixedClassifier([one_hot(1)] * 2, [quality(), second]),
+                    embedder=ColourEmbedder())
+    frame = np.full((480, 640, 3), 90, np.uint8)
+    dice_set, counts = teach(reader, "zoo", {"duck": [frame], "lion": [frame]})
+    assert counts == {"duck": taught, "lion": taught}
+    assert dice_set.patch_values == ["duck"] * taught + ["lion"] * taught
+
+
+def test_a_photo_of_leaning_dice_only_is_still_taught() -> None:
+    reader = Reader(FixedDetector([cand(100, 100)]),
+                    FixedClassifier([one_hot(1)], [quality(tilted=0.9)]),
+                    embedder=ColourEmbedder())
+    frame = np.full((480, 640, 3), 90, np.uint8)
+    _, counts = teach(reader, "zoo", {"duck": [frame], "lion": [frame]})
+    assert counts == {"duck": 1, "lion": 1}
 
 
 def test_a_set_taught_by_an_older_version_asks_to_be_taught_again(tmp_path: Path) -> None:
