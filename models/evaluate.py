@@ -60,23 +60,25 @@ def teach_real(reader: Reader) -> tuple[object, list]:
     return taught, load_real("Valid")
 
 
-def teach_synthetic(reader: Reader, seed: int, scenes: int = 100, same_table: bool = False
-                    ) -> tuple[object, list]:
-    """An unseen dice set: one "farm" style (art never used in training), taught from six
-    rendered photos (one per face, five dice showing it), tested on further scenes of the
-    same dice: on other tables, in other light, from other angles — or, `same_table`, under
-    the camera, on the table and in the light of the teaching photos (what a Pi over the
-    table sees: the dice thrown again; a hand, the cup, tilted and stacked dice still come)."""
-    from vision.synth import random_animal_style, random_scene, render
+def teach_synthetic(reader: Reader, seed: int, scenes: int = 100, same_table: bool = False,
+                    kind: str = "animals") -> tuple[object, list]:
+    """An unseen dice set: one "farm" style (art never used in training) — or, `kind`
+    "pips", one pip style — taught from six rendered photos (one per face, five dice showing
+    it), tested on further scenes of the same dice: on other tables, in other light, from
+    other angles — or, `same_table`, under the camera, on the table and in the light of the
+    teaching photos (what a Pi over the table sees: the dice thrown again; a hand, the cup,
+    tilted and stacked dice still come)."""
+    from vision.synth import random_animal_style, random_pip_style, random_scene, render
     from vision.synth.model import ART_SETS
 
     rng = np.random.default_rng(seed)
-    style = random_animal_style(rng, art="farm")
+    style = random_pip_style(rng) if kind == "pips" else random_animal_style(rng, art="farm")
+    faces = range(1, 7) if kind == "pips" else ART_SETS["farm"]
     plain = {"n_dice": 5, "hand": False, "cup": False, "tilted": False, "stacked": False,
              "cut": False}
     table: dict[str, object] = {}
     if same_table:
-        first = random_scene(rng, "animals", art="farm", **plain)
+        first = random_scene(rng, kind, art="farm", **plain)
         table = {"camera": first.camera, "table": first.table, "lighting": first.lighting,
                  "photo": first.photo, "die_mm": first.dice[0].size_mm, "tray": False}
 
@@ -86,13 +88,13 @@ def teach_synthetic(reader: Reader, seed: int, scenes: int = 100, same_table: bo
         return dataclasses.replace(scene, dice=dice)
 
     photos = {}
-    for face in ART_SETS["farm"]:
-        scene = random_scene(rng, "animals", art="farm", **{**plain, **table})
+    for face in faces:
+        scene = random_scene(rng, kind, art="farm", **{**plain, **table})
         photos[face] = [render(with_style(scene, face))[0]]
-    taught, _ = teach(reader, f"farm-{seed}", photos)
+    taught, _ = teach(reader, f"{kind}-{seed}", photos)
     test = []
     for _ in range(scenes):
-        frame, label = render(with_style(random_scene(rng, "animals", art="farm", **table)))
+        frame, label = render(with_style(random_scene(rng, kind, art="farm", **table)))
         test.append((frame, label))
     return taught, test
 
@@ -128,10 +130,13 @@ def main() -> int:
     if not args.no_teach:
         base = readers["ours"]
         taught_results: dict[str, EvalResult] = {}
-        cases = [(f"farm set {name}{where}", lambda seed=seed, same=same:
-                  teach_synthetic(base, seed, same_table=same))
+        unseen = (("farm", "animals", (("A", 700001), ("B", 700002), ("C", 700003))),
+                  ("pip", "pips", (("D", 700004), ("E", 700005), ("F", 700006))))
+        cases = [(f"{title} set {name}{where}", lambda seed=seed, same=same, kind=kind:
+                  teach_synthetic(base, seed, same_table=same, kind=kind))
+                 for title, kind, sets in unseen
                  for same, where in ((False, ""), (True, ", same table"))
-                 for name, seed in (("A", 700001), ("B", 700002), ("C", 700003))]
+                 for name, seed in sets]
         if real_root().is_dir():
             cases.insert(0, ("real dice (Valid)", lambda: teach_real(base)))
         for name, make in cases:

@@ -40,6 +40,9 @@ class TaughtSet(Protocol):
 
     name: str
 
+    #: A pip set the classifier counted right when it was taught (vision/teach.py).
+    counted: bool
+
     def embedded_with(self, embedder: Embedder) -> TaughtSet: ...
 
     def values(self, embeddings: np.ndarray) -> tuple[list[DieValue], np.ndarray]: ...
@@ -117,7 +120,10 @@ class Reader:
         if not crops:
             return [], np.zeros(0)
         if not isinstance(self.dice_set, str):
-            return self.dice_set.values(self.embedder.embed(crops))
+            values, probs = self.dice_set.values(self.embedder.embed(crops))
+            if self.dice_set.counted:
+                return checked_by_pip_reading(values, probs, scores.value)
+            return values, probs
         p = scores.value
         n_pips = len(PIP_VALUES)
         if self.dice_set == "pips":
@@ -177,6 +183,20 @@ class Reader:
             kinds = sorted({d.flag for d in flagged if d.flag})
             warnings.append(f"{len(flagged)} of {len(dice)} dice need a look ({', '.join(kinds)})")
         return warnings
+
+
+def checked_by_pip_reading(values: list[DieValue], probs: np.ndarray, value_probs: np.ndarray
+                           ) -> tuple[list[DieValue], np.ndarray]:
+    """A taught pip set, checked against the classifier, which knows how to count pips: where
+    both read the same count the more confident of the two stands; where they differ the
+    taught value stands, but no more sure than the classifier is unsure of its own count
+    (so the table asks)."""
+    pips = value_probs[:, :len(PIP_VALUES)]
+    pips = pips / np.maximum(pips.sum(axis=1, keepdims=True), 1e-9)
+    best = pips.argmax(axis=1)
+    sure = pips[np.arange(len(best)), best]
+    agree = np.array([v == PIP_VALUES[int(b)] for v, b in zip(values, best, strict=True)])
+    return values, np.where(agree, np.maximum(probs, sure), np.minimum(probs, 1.0 - sure))
 
 
 def overlapped_by_stronger(candidates: list[Candidate], overlap: float,

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import json
 import re
+from collections import Counter
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -21,7 +22,7 @@ import numpy as np
 from vision.classifier import QUALITY
 from vision.embedder import Embedder
 from vision.preprocess import CROP_SCALE, CROP_SIZE, crop_die
-from vision.reading import DieValue
+from vision.reading import PIP_VALUES, DieValue
 
 NAME_PATTERN = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,39}$")
 RESERVED = ("auto", "pips", "animals")
@@ -60,6 +61,7 @@ class DiceSet:
     name: str
     patch_values: list[DieValue]  # the value of each taught die
     patches: np.ndarray  # N x PATCH_PIXELS x PATCH_PIXELS x 3 (BGR), the taught dice
+    counted: bool = False  # a pip set whose teaching photos the classifier counted right
     embedder: str = ""  # version of the embedder that made `embeddings`
     labels: list[DieValue] = field(default_factory=list)  # one per stored embedding
     embeddings: np.ndarray = field(default_factory=lambda: np.zeros((0, 0), np.float32))
@@ -109,6 +111,7 @@ class DiceSet:
         tmp = folder / f".{self.name}.tmp.npz"
         np.savez_compressed(tmp, patches=self.patches.astype(np.uint8),
                             patch_values=np.array(json.dumps(self.patch_values)),
+                            counted=np.array(self.counted),
                             embedder=np.array(self.embedder),
                             embeddings=self.embeddings.astype(np.float32),
                             labels=np.array(json.dumps(self.labels)))
@@ -136,8 +139,8 @@ def load_dice_set(state_dir: Path, name: str) -> DiceSet:
                 raise DiceSetError(f"dice set {name!r} was taught by an older version that "
                                    f"kept no photos of the dice; teach it again")
             return DiceSet(name, json.loads(str(data["patch_values"])), data["patches"],
-                           str(data["embedder"]), json.loads(str(data["labels"])),
-                           data["embeddings"])
+                           "counted" in data and bool(data["counted"]), str(data["embedder"]),
+                           json.loads(str(data["labels"])), data["embeddings"])
     except (OSError, ValueError, KeyError) as exc:
         if isinstance(exc, DiceSetError):
             raise
@@ -163,6 +166,7 @@ def teach(reader: object, name: str, photos: Mapping[DieValue, Sequence[np.ndarr
         raise DiceSetError("teach at least two values (e.g. duck=duck.jpg lion=lion.jpg)")
     values: list[DieValue] = []
     patches: list[np.ndarray] = []
+    pip_counts: dict[DieValue, list[int]] = {}  # the classifier's count of each taught die
     counts: dict[DieValue, int] = {}
     no_die, tilted, stacked = (QUALITY.index(k) for k in ("no_die", "tilted", "stacked"))
     for value, frames in photos.items():
@@ -173,17 +177,24 @@ def teach(reader: object, name: str, photos: Mapping[DieValue, Sequence[np.ndarr
                 continue
             check = reader.classifier.classify(
                 [crop_die(frame, c.x, c.y, c.size) for c in candidates])
-            dice = [(c, q) for c, q in zip(candidates, check.quality, strict=True)
+            dice = [(c, q, int(np.argmax(v[:len(PIP_VALUES)])))
+                    for c, q, v in zip(candidates, check.quality, check.value, strict=True)
                     if q[no_die] < 0.5]
             # A die leaning on or lying on another shows two faces: where a photo has dice
             # lying flat, only those are taught.
-            flat = [(c, q) for c, q in dice if q[tilted] <= 0.5 and q[stacked] <= 0.5]
+            flat = [d for d in dice if d[1][tilted] <= 0.5 and d[1][stacked] <= 0.5]
             dice = flat or dice
             counts[value] += len(dice)
             patches.extend(crop_die(frame, c.x, c.y, c.size * PATCH_SPAN, out=PATCH_PIXELS)
-                           for c, _ in dice)
+                           for c, _, _ in dice)
+            pip_counts.setdefault(value, []).extend(PIP_VALUES[p] for _, _, p in dice)
             values.extend([value] * len(dice))
         if counts[value] == 0:
             raise DiceSetError(f"no die found in the photos for {value!r}")
-    taught = DiceSet(name, values, np.stack(patches))
+    # A pip set is checked against the classifier's count (vision.reader) only if, in the
+    # photo of every value, the count it read most often is that value (a stray find may
+    # be read otherwise); a set it cannot count is read by its photos alone.
+    counted = all(value in PIP_VALUES and Counter(pip_counts[value]).most_common(1)[0][0]
+                  == value for value in photos)
+    taught = DiceSet(name, values, np.stack(patches), counted=counted)
     return taught.embedded_with(reader.embedder), counts

@@ -263,6 +263,44 @@ def test_a_photo_of_leaning_dice_only_is_still_taught() -> None:
     assert counts == {"duck": 1, "lion": 1}
 
 
+def test_a_taught_pip_set_is_checked_against_the_pip_reading() -> None:
+    """Where the classifier counts the same pips, the surer of the two stands; where it
+    counts others with confidence, the taught value is asked about."""
+    grey, white = (90, 90, 90), (230, 230, 230)
+    taught = DiceSet("wood", [2, 3], np.stack([patch(grey), patch(white)]), counted=True)
+    frame = np.full((480, 640, 3), 30, np.uint8)
+    frame[80:120, 80:120] = grey  # nearest to the taught 2
+    frame[80:120, 280:320] = grey
+    reader = Reader(FixedDetector([cand(100, 100), cand(300, 100)]),
+                    FixedClassifier([one_hot(2), one_hot(5)], [quality(), quality()]),
+                    dice_set=taught, embedder=ColourEmbedder())
+    agree, disagree = reader.read(frame).dice
+    assert (agree.value, disagree.value) == (2, 2)
+    assert agree.confidence > 0.98 and agree.flag is None
+    assert disagree.confidence < 0.05 and disagree.flag == "unreadable"
+
+
+class ShadeCounter:
+    """Counts one pip on a dark crop and two on a bright one, with confidence."""
+
+    def classify(self, crops: list[np.ndarray]) -> FaceScores:
+        value = np.array([one_hot(1 if c.mean() < 128 else 2) for c in crops])
+        return FaceScores(value, np.array([quality()] * len(crops)))
+
+
+@pytest.mark.parametrize(("photos", "counted"), [
+    ({1: 40, 2: 220}, True),  # the classifier counts the taught dice right: checked by it
+    ({1: 220, 2: 40}, False),  # it counts them wrong: the set is read by its photos alone
+    ({"duck": 40, "lion": 220}, False),  # not a pip set
+])
+def test_a_pip_set_is_checked_by_the_classifier_only_if_it_counts_the_taught_dice_right(
+        photos: dict[object, int], counted: bool) -> None:
+    reader = Reader(FixedDetector([cand(100, 100)]), ShadeCounter(), embedder=ColourEmbedder())
+    frames = {v: [np.full((480, 640, 3), shade, np.uint8)] for v, shade in photos.items()}
+    taught, _ = teach(reader, "wood", frames)
+    assert taught.counted is counted
+
+
 def test_a_set_taught_by_an_older_version_asks_to_be_taught_again(tmp_path: Path) -> None:
     (tmp_path / "dice-sets").mkdir()
     np.savez(tmp_path / "dice-sets" / "old.npz", embeddings=np.eye(2, dtype=np.float32),
@@ -275,8 +313,8 @@ def test_a_die_unlike_anything_taught_is_asked_about() -> None:
     """Nearest is lion, but far from every taught crop: the value is given, the confidence
     is capped at the similarity (below the table's trust threshold), so the table asks."""
     lion, duck = np.eye(4)[0], np.eye(4)[1]
-    taught = DiceSet("zoo", ["lion", "duck"], np.stack([patch((0, 0, 0))] * 2), "v1",
-                     ["lion", "duck"], np.array([lion, duck], np.float32))
+    taught = DiceSet("zoo", ["lion", "duck"], np.stack([patch((0, 0, 0))] * 2), embedder="v1",
+                     labels=["lion", "duck"], embeddings=np.array([lion, duck], np.float32))
     odd = 0.6 * lion + 0.8 * np.eye(4)[2]  # similarity 0.6 to lion, 0 to duck
     values, probs = taught.values(np.array([lion, odd]))
     assert values == ["lion", "lion"]

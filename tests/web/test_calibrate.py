@@ -270,8 +270,9 @@ def fake_teach(monkeypatch: pytest.MonkeyPatch) -> list[dict[object, list[np.nda
         calls.append(photos)
         patches = np.zeros((len(photos), teach_module.PATCH_PIXELS,
                             teach_module.PATCH_PIXELS, 3), np.uint8)
-        return (teach_module.DiceSet(name, list(photos), patches, "stand-in", list(photos),
-                                     np.eye(len(photos), 4, dtype=np.float32)),
+        return (teach_module.DiceSet(name, list(photos), patches, embedder="stand-in",
+                                     labels=list(photos),
+                                     embeddings=np.eye(len(photos), 4, dtype=np.float32)),
                 {v: 5 for v in photos})
 
     monkeypatch.setattr(teach_module, "teach", teach)

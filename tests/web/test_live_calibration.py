@@ -454,8 +454,8 @@ def test_a_set_taught_with_an_older_embedder_is_embedded_again_and_kept(
 
     patches = np.stack([np.full((PATCH_PIXELS, PATCH_PIXELS, 3), shade, np.uint8)
                         for shade in (40, 220)])
-    DiceSet("holz", [1, 2], patches, "older", [1, 2],
-            np.eye(2, 8, dtype=np.float32)).save(tmp_path)
+    DiceSet("holz", [1, 2], patches, embedder="older", labels=[1, 2],
+            embeddings=np.eye(2, 8, dtype=np.float32)).save(tmp_path)
     config = Config(table=TableConfig(dice_set="holz"))
     reader = make_reader(config, tmp_path)
     assert reader.dice_set.embedder == "shade"  # type: ignore[attr-defined]
