@@ -15,7 +15,7 @@ from typing import Protocol
 import numpy as np
 
 from vision.models import EMBEDDER_PATH, metadata, open_session
-from vision.preprocess import crops_tensor
+from vision.preprocess import checked_views, quarter_turns
 
 
 class Embedder(Protocol):
@@ -30,9 +30,7 @@ class OnnxEmbedder:
     averages (a die lies any way round)."""
 
     def __init__(self, path: Path = EMBEDDER_PATH, threads: int = 1, views: int = 4) -> None:
-        if views not in (1, 2, 4):
-            raise ValueError(f"views must be 1, 2 or 4, not {views!r}")
-        self.views = views
+        self.views = checked_views(views)
         self.session = open_session(path, threads)
         self.dim = int(metadata(self.session).get("embed_dim", "0"))
         self.version = hashlib.sha256(path.read_bytes()).hexdigest()[:16] + f"/{views}"
@@ -40,9 +38,6 @@ class OnnxEmbedder:
     def embed(self, crops: list[np.ndarray]) -> np.ndarray:
         if not crops:
             return np.zeros((0, self.dim), np.float32)
-        batch = crops_tensor(crops)
-        turns = range(0, 4, 4 // self.views)
-        views = np.concatenate([np.rot90(batch, k, axes=(2, 3)) for k in turns])
-        (out,) = self.session.run(None, {"crops": np.ascontiguousarray(views)})
-        mean = out.reshape(len(turns), len(crops), -1).mean(axis=0)
+        (out,) = self.session.run(None, {"crops": quarter_turns(crops, self.views)})
+        mean = out.reshape(self.views, len(crops), -1).mean(axis=0)
         return mean / np.maximum(np.linalg.norm(mean, axis=1, keepdims=True), 1e-9)

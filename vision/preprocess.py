@@ -62,3 +62,18 @@ def crops_tensor(crops: list[np.ndarray]) -> np.ndarray:
     if not crops:
         return np.zeros((0, 3, CROP_SIZE, CROP_SIZE), np.float32)
     return np.concatenate([to_tensor(c) for c in crops], axis=0)
+
+
+def checked_views(views: int) -> int:
+    if views not in (1, 2, 4):
+        raise ValueError(f"views must be 1, 2 or 4, not {views!r}")
+    return views
+
+
+def quarter_turns(crops: list[np.ndarray], views: int) -> np.ndarray:
+    """The crops' batch in `views` (1, 2 or 4) quarter turns, one turn after the other
+    (views x len(crops) rows): a die lies any way round, so the crop networks read each
+    crop in several turns and average."""
+    batch = crops_tensor(crops)
+    return np.ascontiguousarray(np.concatenate(
+        [np.rot90(batch, k, axes=(2, 3)) for k in range(0, 4, 4 // checked_views(views))]))
