@@ -7,6 +7,9 @@ STAMP := $(VENV)/.installed
 TEST_STAMP := $(VENV)/.installed-test
 TRAIN_STAMP := $(VENV)/.installed-train
 BROWSER_STAMP := $(VENV)/.installed-browser
+# Debian packages, with sudo unless already root.
+APT_INSTALL = SUDO=$$( [ "$$(id -u)" = 0 ] || echo sudo ); $$SUDO apt-get update -qq && \
+	$$SUDO apt-get install -y -qq
 
 .PHONY: run test lint typecheck unit models eval bench clean
 
@@ -27,16 +30,14 @@ $(TEST_STAMP): pyproject.toml $(STAMP)
 # node runs the pages' scripts against a stub page.
 $(BROWSER_STAMP): | $(BIN)/python
 	{ command -v chromium && command -v systemd-analyze && command -v node; } >/dev/null 2>&1 \
-	  || { SUDO=$$( [ "$$(id -u)" = 0 ] || echo sudo ); $$SUDO apt-get update -qq && \
-	  $$SUDO apt-get install -y -qq chromium fonts-noto-color-emoji systemd nodejs; }
+	  || { $(APT_INSTALL) chromium fonts-noto-color-emoji systemd nodejs; }
 	touch $@
 
 # The embedder learns from emoji of Debian's Noto Color Emoji font painted on dice.
 $(TRAIN_STAMP): pyproject.toml $(STAMP)
 	$(BIN)/pip install --quiet -e '.[train]'
 	test -f /usr/share/fonts/truetype/noto/NotoColorEmoji.ttf \
-	  || { SUDO=$$( [ "$$(id -u)" = 0 ] || echo sudo ); $$SUDO apt-get update -qq && \
-	  $$SUDO apt-get install -y -qq fonts-noto-color-emoji; }
+	  || { $(APT_INSTALL) fonts-noto-color-emoji; }
 	touch $@
 
 run: $(STAMP)
