@@ -10,7 +10,9 @@ stacked, cut by the frame edge, or its face cannot be read with confidence.
 
 from __future__ import annotations
 
+import contextlib
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Protocol
 
 import numpy as np
@@ -94,6 +96,24 @@ class Reader:
                 threads: int = 1) -> Reader:
         return cls(OnnxDetector(threads=threads), OnnxClassifier(threads=threads),
                    dice_set, expected=expected, threads=threads)
+
+    @classmethod
+    def for_dice_set(cls, name: str, state_dir: Path, expected: int | None = None,
+                     threads: int = 1) -> Reader:
+        """The shipped models reading the built-in set `name` or the set taught under that
+        name in `state_dir`. A taught set that a newer embedder had to embed again is saved
+        so, once; where the state directory cannot be written it is embedded at each start.
+        Raises vision.teach.DiceSetError (a ValueError) with a one-line reason."""
+        if name in DICE_SETS_BUILTIN:
+            return cls.default(name, expected, threads)
+        from vision.teach import DiceSet, load_dice_set
+
+        taught = load_dice_set(state_dir, name)
+        reader = cls.default(taught, expected, threads)
+        if reader.dice_set is not taught and isinstance(reader.dice_set, DiceSet):
+            with contextlib.suppress(OSError):
+                reader.dice_set.save(state_dir)
+        return reader
 
     @property
     def embedder(self) -> Embedder:

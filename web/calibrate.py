@@ -245,15 +245,10 @@ def check_reading(reading: Any, throw_area: Sequence[Point] = (),
 def make_reader(config: Config, expected: int | None = EXPECTED_DICE) -> Any:
     """The dice reader for the configured dice set (builtin or taught)."""
     from vision.models import ModelMissingError
-    from vision.reader import DICE_SETS_BUILTIN, Reader
+    from vision.reader import Reader
 
-    dice_set: Any = config.table.dice_set
     try:
-        if dice_set not in DICE_SETS_BUILTIN:
-            from vision.teach import load_dice_set
-
-            dice_set = load_dice_set(state_dir(), dice_set)
-        return Reader.default(dice_set=dice_set, expected=expected)
+        return Reader.for_dice_set(config.table.dice_set, state_dir(), expected=expected)
     except (ModelMissingError, ValueError) as exc:  # DiceSetError is a ValueError
         raise CalibrationError(str(exc)) from None
 

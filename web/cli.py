@@ -50,10 +50,11 @@ def cmd_read(args: argparse.Namespace) -> int:
     from vision.annotate import annotate
     from vision.models import ModelMissingError
     from vision.reader import Reader
+    from web.config import state_dir
 
     try:
-        reader = Reader.default(dice_set=_dice_set(args.dice_set), expected=args.expect)
-    except (ModelMissingError, ValueError) as exc:
+        reader = Reader.for_dice_set(args.dice_set, state_dir(), expected=args.expect)
+    except (ModelMissingError, ValueError) as exc:  # DiceSetError is a ValueError
         raise UserError(str(exc)) from None
     if args.annotate:
         args.annotate.mkdir(parents=True, exist_ok=True)
@@ -79,18 +80,6 @@ def cmd_read(args: argparse.Namespace) -> int:
     if args.json:
         print(json.dumps(results, ensure_ascii=False, indent=2))
     return 1 if failed else 0
-
-
-def _dice_set(name: str) -> object:
-    if name in ("auto", "pips", "animals"):
-        return name
-    from vision.teach import DiceSetError, load_dice_set
-    from web.config import state_dir
-
-    try:
-        return load_dice_set(state_dir(), name)
-    except DiceSetError as exc:
-        raise UserError(str(exc)) from None
 
 
 def cmd_teach(args: argparse.Namespace) -> int:

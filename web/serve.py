@@ -152,18 +152,9 @@ def controls_listener(controls: TableControls) -> Callable[[TableService], None]
 
 def make_reader(config: Config, folder: Path) -> DiceReader:
     """The dice reader for the configured dice set; raises with a one-line reason."""
-    from vision.reader import DICE_SETS_BUILTIN, Reader
+    from vision.reader import Reader
 
-    dice_set: Any = config.table.dice_set
-    if dice_set not in DICE_SETS_BUILTIN:
-        from vision.teach import load_dice_set
-
-        dice_set = load_dice_set(folder, dice_set)
-    reader = Reader.default(dice_set=dice_set, expected=5)
-    if reader.dice_set is not dice_set:  # embedded again by a new embedder: keep that
-        with contextlib.suppress(OSError):  # if it cannot be written, embed again next time
-            reader.dice_set.save(folder)  # type: ignore[union-attr]
-    return reader
+    return Reader.for_dice_set(config.table.dice_set, folder, expected=5)
 
 
 def start_camera(service: TableService, config: Config, folder: Path,
