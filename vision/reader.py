@@ -47,7 +47,8 @@ class TaughtSet(Protocol):
 
     def embedded_with(self, embedder: Embedder) -> TaughtSet: ...
 
-    def values(self, embeddings: np.ndarray) -> tuple[list[DieValue], np.ndarray]: ...
+    def values(self, embeddings: np.ndarray
+               ) -> tuple[list[DieValue], np.ndarray, np.ndarray]: ...
 
 
 @dataclass(frozen=True)
@@ -68,6 +69,9 @@ class JudgeConfig:
     #: extra dice read with confidence, and about 1.5 % of the dice read right.
     overlap: float = 0.7
     overlap_score: float = 0.6
+    #: A find a taught set recognises as one of its dice (vision.teach.RECOGNISED) is kept
+    #: whatever the classifier's "no die", if its detector score is at least this.
+    keep_recognised_score: float = 0.4
 
 
 class Reader:
@@ -128,22 +132,23 @@ class Reader:
         candidates = self.detector.detect(frame_bgr)
         crops = [crop_die(frame_bgr, c.x, c.y, c.size) for c in candidates]
         scores = self.classifier.classify(crops)
-        values, probs = self._values(scores, crops)
+        values, probs, recognised = self._values(scores, crops)
         return self._judge(frame_bgr.shape[1], frame_bgr.shape[0], candidates, scores,
-                           values, probs)
+                           values, probs, recognised)
 
     # ---- stage 3 --------------------------------------------------------------------
 
     def _values(self, scores: FaceScores, crops: list[np.ndarray]
-                ) -> tuple[list[DieValue], np.ndarray]:
-        """The value of every crop and its probability, within the dice set."""
+                ) -> tuple[list[DieValue], np.ndarray, np.ndarray]:
+        """The value of every crop and its probability, within the dice set, and whether a
+        taught set recognises the crop as one of its dice."""
         if not crops:
-            return [], np.zeros(0)
+            return [], np.zeros(0), np.zeros(0, bool)
         if not isinstance(self.dice_set, str):
-            values, probs = self.dice_set.values(self.embedder.embed(crops))
+            values, probs, recognised = self.dice_set.values(self.embedder.embed(crops))
             if self.dice_set.counted:
-                return checked_by_pip_reading(values, probs, scores.value)
-            return values, probs
+                values, probs = checked_by_pip_reading(values, probs, scores.value)
+            return values, probs, recognised
         p = scores.value
         n_pips = len(PIP_VALUES)
         if self.dice_set == "pips":
@@ -159,15 +164,18 @@ class Reader:
         sub = sub / np.maximum(sub.sum(axis=1, keepdims=True), 1e-9)
         faces = FACES[use]
         best = sub.argmax(axis=1)
-        return [faces[int(i)] for i in best], sub[np.arange(len(best)), best]
+        return ([faces[int(i)] for i in best], sub[np.arange(len(best)), best],
+                np.zeros(len(best), bool))
 
     def _judge(self, width: int, height: int, candidates: list[Candidate],
-               scores: FaceScores, values: list[DieValue], probs: np.ndarray) -> Reading:
+               scores: FaceScores, values: list[DieValue], probs: np.ndarray,
+               recognised: np.ndarray) -> Reading:
         cfg = self.judge
         q = scores.quality
         no_die, tilted, stacked, unreadable = (
             QUALITY.index(k) for k in ("no_die", "tilted", "stacked", "unreadable"))
-        kept = [i for i in range(len(candidates)) if q[i, no_die] <= cfg.drop_no_die]
+        kept = [i for i, c in enumerate(candidates) if q[i, no_die] <= cfg.drop_no_die
+                or (recognised[i] and c.score >= cfg.keep_recognised_score)]
         overlapping = overlapped_by_stronger(
             [candidates[i] for i in kept], cfg.overlap, cfg.overlap_score)
         dice: list[DieReading] = []

@@ -207,8 +207,8 @@ def test_taught_set_nearest_neighbour_and_storage(tmp_path: Path) -> None:
     taught = taught.embedded_with(embedder)
     assert len(taught.labels) == len(taught.embeddings) == 3 * len(ROTATIONS) * len(SCALES)
     query = embedder.embed([patch((220, 10, 5))[:64, :64], patch((10, 225, 0))[:64, :64]])
-    values, probs = taught.values(query)
-    assert values == ["lion", "cat"] and all(probs > 0.9)
+    values, probs, recognised = taught.values(query)
+    assert values == ["lion", "cat"] and all(probs > 0.9) and all(recognised)
     taught.save(tmp_path)
     again = load_dice_set(tmp_path, "zoo")
     assert again.patch_values == list(colours) and again.embedder == "colour"
@@ -237,6 +237,26 @@ def test_a_taught_set_outlives_a_new_embedder(tmp_path: Path) -> None:
     frame[80:120, 80:120] = colours["pig"]
     (die,) = reader.read(frame).dice
     assert die.value == "pig" and die.confidence > 0.9
+
+
+@pytest.mark.parametrize(("colour", "score", "kept"), [
+    ((180, 160, 240), 0.7, True),  # the taught pig: a die, whatever the classifier says
+    ((180, 160, 240), 0.3, False),  # ... but not a find the detector itself doubts
+    ((250, 0, 0), 0.7, False),  # something blue: no die of the set
+])
+def test_a_die_the_taught_set_recognises_is_kept_though_the_classifier_sees_none(
+        colour: tuple[int, int, int], score: float, kept: bool) -> None:
+    """The classifier knows only the built-in faces: unknown art may look like no die to it."""
+    colours = {"frog": (40, 160, 40), "pig": (180, 160, 240)}
+    taught = DiceSet("farm", list(colours), np.stack([patch(c) for c in colours.values()]))
+    reader = Reader(FixedDetector([cand(100, 100, score=score)]),
+                    FixedClassifier([one_hot(1)], [quality(no_die=0.9)]),
+                    dice_set=taught, embedder=ColourEmbedder())
+    frame = np.full((480, 640, 3), 90, np.uint8)
+    frame[80:120, 80:120] = colour
+    dice = reader.read(frame).dice
+    assert [d.value for d in dice] == (["pig"] if kept else [])
+    assert all(d.flag == "unreadable" for d in dice)  # kept, but the table asks
 
 
 @pytest.mark.parametrize(("second", "taught"), [
@@ -316,10 +336,11 @@ def test_a_die_unlike_anything_taught_is_asked_about() -> None:
     taught = DiceSet("zoo", ["lion", "duck"], np.stack([patch((0, 0, 0))] * 2), embedder="v1",
                      labels=["lion", "duck"], embeddings=np.array([lion, duck], np.float32))
     odd = 0.6 * lion + 0.8 * np.eye(4)[2]  # similarity 0.6 to lion, 0 to duck
-    values, probs = taught.values(np.array([lion, odd]))
+    values, probs, recognised = taught.values(np.array([lion, odd]))
     assert values == ["lion", "lion"]
     assert probs[0] > 0.99 and probs[1] == pytest.approx(0.6)
     assert probs[1] < TRUST_CONFIDENCE
+    assert recognised.tolist() == [True, False]
 
 
 class FakeSession:
