@@ -55,6 +55,13 @@ FAMILIAR = 0.9
 #: with a detector score of at least 0.4 keeps 26 of them and 9 finds that are no die
 #: (0.93: 35 and 30; 0.9: 41 and 43).
 RECOGNISED = 0.96
+#: A teaching photo may hold a find that is no die of its value (the tablecloth, a pencil,
+#: a die seen from the side): it is left out if its median similarity to the other dice of
+#: its value is more than this below the most typical die's (vision.teach.odd_ones_out).
+#: On the teaching photos of seeds 710001–710012 (24 sets) the finds more than 0.6 below
+#: were a tablecloth, a pencil and three dice showing other pips; 0.3–0.6 below were dice
+#: in poor light or at the edge, which are worth teaching.
+ODD_GAP = 0.6
 #: A face's similarity to a die: the mean of its NEAREST most similar taught crops (1, 6,
 #: 12 and 24 were no better on the seeds above).
 NEAREST = 3
@@ -89,6 +96,14 @@ class DiceSet:
         labels = [v for v in self.patch_values for _ in range(per_patch)]
         return replace(self, embedder=embedder.version, labels=labels,
                        embeddings=embedder.embed(crops).astype(np.float32))
+
+    def keeping(self, indices: Sequence[int]) -> DiceSet:
+        """This set with only the taught dice at `indices` (and their embeddings)."""
+        per_patch = len(self.labels) // max(len(self.patch_values), 1)
+        rows = [i * per_patch + j for i in indices for j in range(per_patch)]
+        return replace(self, patch_values=[self.patch_values[i] for i in indices],
+                       patches=self.patches[list(indices)],
+                       labels=[self.labels[r] for r in rows], embeddings=self.embeddings[rows])
 
     def values(self, embeddings: np.ndarray
                ) -> tuple[list[DieValue], np.ndarray, np.ndarray]:
@@ -176,11 +191,10 @@ def teach(reader: object, name: str, photos: Mapping[DieValue, Sequence[np.ndarr
         raise DiceSetError("teach at least two values (e.g. duck=duck.jpg lion=lion.jpg)")
     values: list[DieValue] = []
     patches: list[np.ndarray] = []
-    pip_counts: dict[DieValue, list[int]] = {}  # the classifier's count of each taught die
-    counts: dict[DieValue, int] = {}
+    pip_counts: list[int] = []  # the classifier's count of each taught die
     no_die, tilted, stacked = (QUALITY.index(k) for k in ("no_die", "tilted", "stacked"))
     for value, frames in photos.items():
-        counts[value] = 0
+        found = 0
         for frame in frames:
             candidates = reader.detector.detect(frame)
             if not candidates:
@@ -194,17 +208,41 @@ def teach(reader: object, name: str, photos: Mapping[DieValue, Sequence[np.ndarr
             # lying flat, only those are taught.
             flat = [d for d in dice if d[1][tilted] <= 0.5 and d[1][stacked] <= 0.5]
             dice = flat or dice
-            counts[value] += len(dice)
+            found += len(dice)
             patches.extend(crop_die(frame, c.x, c.y, c.size * PATCH_SPAN, out=PATCH_PIXELS)
                            for c, _, _ in dice)
-            pip_counts.setdefault(value, []).extend(PIP_VALUES[p] for _, _, p in dice)
+            pip_counts.extend(PIP_VALUES[p] for _, _, p in dice)
             values.extend([value] * len(dice))
-        if counts[value] == 0:
+        if found == 0:
             raise DiceSetError(f"no die found in the photos for {value!r}")
+    taught = DiceSet(name, values, np.stack(patches)).embedded_with(reader.embedder)
+    keep = [i for i in range(len(values)) if i not in odd_ones_out(taught)]
     # A pip set is checked against the classifier's count (vision.reader) only if, in the
     # photo of every value, the count it read most often is that value (a stray find may
     # be read otherwise); a set it cannot count is read by its photos alone.
-    counted = all(value in PIP_VALUES and Counter(pip_counts[value]).most_common(1)[0][0]
-                  == value for value in photos)
-    taught = DiceSet(name, values, np.stack(patches), counted=counted)
-    return taught.embedded_with(reader.embedder), counts
+    counted = all(value in PIP_VALUES and Counter(
+        pip_counts[i] for i in keep if values[i] == value).most_common(1)[0][0] == value
+        for value in photos)
+    taught = replace(taught.keeping(keep), counted=counted)
+    return taught, dict(Counter(taught.patch_values))
+
+
+def odd_ones_out(taught: DiceSet) -> set[int]:
+    """The taught dice that look unlike the other dice taught as their value: a find on the
+    tablecloth, a pencil, a die seen from the side. Each die's similarity to the others of
+    its value is the median of its similarities to them; a die whose similarity is more
+    than ODD_GAP below that of the most typical die of its value is odd (only where a value
+    has at least three dice to compare)."""
+    per_patch = len(taught.labels) // len(taught.patch_values)
+    vectors = taught.embeddings.reshape(len(taught.patch_values), per_patch, -1).mean(axis=1)
+    vectors /= np.maximum(np.linalg.norm(vectors, axis=1, keepdims=True), 1e-9)
+    odd: set[int] = set()
+    for face in taught.faces:
+        idx = [i for i, v in enumerate(taught.patch_values) if v == face]
+        if len(idx) < 3:
+            continue
+        sims = vectors[idx] @ vectors[idx].T
+        typical = np.array([np.median(np.delete(sims[k], k)) for k in range(len(idx))])
+        odd.update(i for i, t in zip(idx, typical, strict=True)
+                   if typical.max() - t > ODD_GAP)
+    return odd

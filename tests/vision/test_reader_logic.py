@@ -274,6 +274,28 @@ def test_teaching_uses_the_dice_that_lie_flat(second: list[float], taught: int) 
     assert dice_set.patch_values == ["duck"] * taught + ["lion"] * taught
 
 
+def test_a_find_unlike_the_other_dice_of_its_photo_is_not_taught() -> None:
+    """Every die of a teaching photo shows the same face: a find that looks like none of
+    the others (here a patch of blue tablecloth among red dice) is left out."""
+    spots = [cand(100, 100), cand(200, 100), cand(300, 100), cand(400, 100)]
+    reader = Reader(FixedDetector(spots), FixedClassifier([one_hot(1)] * 4, [quality()] * 4),
+                    embedder=ColourEmbedder())
+
+    def photo(*colours: tuple[int, int, int]) -> np.ndarray:
+        frame = np.full((480, 640, 3), 90, np.uint8)
+        for spot, colour in zip(spots, colours, strict=True):
+            frame[80:120, int(spot.x) - 20:int(spot.x) + 20] = colour
+        return frame
+
+    red, cloth, green = (0, 0, 230), (230, 40, 0), (0, 230, 0)
+    dice_set, counts = teach(reader, "zoo", {"duck": [photo(red, red, cloth, red)],
+                                             "lion": [photo(green, green, green, green)]})
+    assert counts == {"duck": 3, "lion": 4}
+    assert dice_set.patch_values == ["duck"] * 3 + ["lion"] * 4
+    assert len(dice_set.embeddings) == len(dice_set.labels) == 7 * len(ROTATIONS) * len(SCALES)
+    assert all(np.allclose(p[52, 52], red) for p in dice_set.patches[:3])
+
+
 def test_a_photo_of_leaning_dice_only_is_still_taught() -> None:
     reader = Reader(FixedDetector([cand(100, 100)]),
                     FixedClassifier([one_hot(1)], [quality(tilted=0.9)]),
