@@ -2,9 +2,11 @@
 
 Real dice never look exactly like the ones we trained on. The face embedder
 (vision/embedder.py) was trained to tell about 1200 faces apart, so a new set is learnt
-without training: the dice of each photo are found and stored as patches, cut in several
-rotations and sizes, and embedded; reading then takes the value whose stored embeddings are
-nearest (cosine). Seconds on a Pi. The patches are kept with the set: after a model update
+without training: the dice of each photo are found (a find unlike the other dice of its
+value is left out) and stored as patches, cut in several rotations and sizes, and
+embedded; reading then takes the value whose stored embeddings are nearest (cosine), and
+keeps a find the set recognises even where the classifier, which knows only the built-in
+faces, sees no die. Seconds on a Pi. The patches are kept with the set: after a model update
 the set is embedded again from them, so a taught set outlives the model it was taught with.
 """
 
@@ -51,7 +53,7 @@ FAMILIAR = 0.9
 #: die at all (on the teaching table of one unseen set, one face in six was dropped so). A
 #: find at least this similar to a taught die is kept as a die (vision.reader), still as
 #: unsure as the classifier is. Chosen on seeds 710001–710006 (three unseen-art and three
-#: pip sets, other tables and the teaching table: 92 dice the classifier dropped): 0.96
+#: pip sets, other tables and the teaching table: 118 dice the classifier dropped): 0.96
 #: with a detector score of at least 0.4 keeps 26 of them and 9 finds that are no die
 #: (0.93: 35 and 30; 0.9: 41 and 43).
 RECOGNISED = 0.96
@@ -181,7 +183,7 @@ def teach(reader: object, name: str, photos: Mapping[DieValue, Sequence[np.ndarr
     """Learn a set from photos in which every die shows the given value.
 
     `reader` is a vision.reader.Reader (its detector, classifier and embedder are used).
-    Returns the set and how many dice were found per value.
+    Returns the set and how many dice were taught per value.
     """
     from vision.reader import Reader
 
