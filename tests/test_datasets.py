@@ -9,7 +9,13 @@ import numpy as np
 import pytest
 
 from vision import datasets
-from vision.datasets import check_real, load_real, one_photo_per_value, read_yolo, real_root
+from vision.datasets import (
+    check_real,
+    labelled_boxes,
+    load_real,
+    one_photo_per_value,
+    real_root,
+)
 
 HAVE_REAL = (real_root() / "Train").is_dir() and (real_root() / "Valid").is_dir()
 needs_real = pytest.mark.skipif(not HAVE_REAL, reason=f"real data not found at {real_root()} "
@@ -29,7 +35,7 @@ def real() -> dict[str, list]:
 
 
 @needs_real
-@pytest.mark.parametrize("split,images,dice", [("Train", 310, 951), ("Valid", 86, 255)])
+@pytest.mark.parametrize("split,images,dice", [("Train", 310, 951), ("Valid", 86, 256)])
 def test_counts(real: dict[str, list], split: str, images: int, dice: int) -> None:
     samples = real[split]
     assert len(samples) == images
@@ -43,7 +49,7 @@ def test_padded_boxes_contain_pip_boxes(real: dict[str, list], split: str) -> No
     for path, lab in real[split]:
         assert path.exists() and lab.image == path.name
         assert (lab.width, lab.height) == (640, 480)
-        pips = read_yolo(path.with_suffix(".txt"), lab.width, lab.height)
+        pips = labelled_boxes(split, path, lab.width, lab.height)
         assert len(pips) == len(lab.dice)
         for pip, die in zip(pips, lab.dice, strict=True):
             x0, y0, x1, y1 = die.box
@@ -64,6 +70,9 @@ def test_values_and_known_fix(real: dict[str, list]) -> None:
     assert sorted(set(values)) == [1, 2, 3, 4, 5, 6]
     valid56 = next(lab for p, lab in real["Valid"] if p.name == "valid_56.jpg")
     assert sorted(d.value for d in valid56.dice) == [1, 4, 5, 6]  # raw label says 4, 4, 5, 6
+    valid9 = next(lab for p, lab in real["Valid"] if p.name == "valid_9.jpg")
+    assert [d.value for d in valid9.dice] == [2, 2]  # the file labels only the upper die
+    assert 340 < valid9.dice[1].center[0] < 400 and 290 < valid9.dice[1].center[1] < 340
 
 
 @needs_real
