@@ -215,16 +215,24 @@ class Reader:
 
 def checked_by_pip_reading(values: list[DieValue], probs: np.ndarray, value_probs: np.ndarray
                            ) -> tuple[list[DieValue], np.ndarray]:
-    """A taught pip set, checked against the classifier, which knows how to count pips: where
-    both read the same count the more confident of the two stands; where they differ the
-    taught value stands, but no more sure than the classifier is unsure of its own count
-    (so the table asks)."""
+    """A taught pip set, checked against the classifier, which knows how to count pips (and
+    counted this set's teaching photos right): where both read the same count the more
+    confident of the two stands; where they differ the surer of the two gives the value, but
+    no more sure than the other is unsure (so the table asks). On the tuning seeds' pip sets
+    (710004–6, 8, 10, 12; both tables) taking the classifier's count where it is the surer read 2.3
+    points more dice right (mean of the sets) with the same silent errors and asks; the
+    real dice taught from Train photos 98.83 → 100 %."""
     pips = value_probs[:, :len(PIP_VALUES)]
     pips = pips / np.maximum(pips.sum(axis=1, keepdims=True), 1e-9)
     best = pips.argmax(axis=1)
     sure = pips[np.arange(len(best)), best]
-    agree = np.array([v == PIP_VALUES[int(b)] for v, b in zip(values, best, strict=True)])
-    return values, np.where(agree, np.maximum(probs, sure), np.minimum(probs, 1.0 - sure))
+    counts = [PIP_VALUES[int(b)] for b in best]
+    agree = np.array([v == c for v, c in zip(values, counts, strict=True)])
+    counted_wins = ~agree & (sure > probs)
+    chosen = [c if win else v for v, c, win in zip(values, counts, counted_wins, strict=True)]
+    return chosen, np.where(agree, np.maximum(probs, sure),
+                            np.where(counted_wins, np.minimum(sure, 1.0 - probs),
+                                     np.minimum(probs, 1.0 - sure)))
 
 
 def overlapped_by_stronger(candidates: list[Candidate], overlap: float,

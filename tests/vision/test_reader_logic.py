@@ -306,20 +306,22 @@ def test_a_photo_of_leaning_dice_only_is_still_taught() -> None:
 
 
 def test_a_taught_pip_set_is_checked_against_the_pip_reading() -> None:
-    """Where the classifier counts the same pips, the surer of the two stands; where it
-    counts others with confidence, the taught value is asked about."""
-    grey, white = (90, 90, 90), (230, 230, 230)
-    taught = DiceSet("wood", [2, 3], np.stack([patch(grey), patch(white)]), counted=True)
+    """Where the classifier counts the same pips, the surer of the two stands; where they
+    differ, the surer gives the value and the table asks."""
+    red, green, between = (0, 0, 230), (0, 230, 0), (0, 140, 160)  # between: nearer red
+    taught = DiceSet("wood", [2, 3], np.stack([patch(red), patch(green)]), counted=True)
     frame = np.full((480, 640, 3), 30, np.uint8)
-    frame[80:120, 80:120] = grey  # nearest to the taught 2
-    frame[80:120, 280:320] = grey
-    reader = Reader(FixedDetector([cand(100, 100), cand(300, 100)]),
-                    FixedClassifier([one_hot(2), one_hot(5)], [quality(), quality()]),
+    for x, colour in ((100, red), (300, red), (500, between)):
+        frame[80:120, x - 20:x + 20] = colour
+    reader = Reader(FixedDetector([cand(100, 100), cand(300, 100), cand(500, 100)]),
+                    FixedClassifier([one_hot(2), one_hot(5), one_hot(3)], [quality()] * 3),
                     dice_set=taught, embedder=ColourEmbedder())
-    agree, disagree = reader.read(frame).dice
-    assert (agree.value, disagree.value) == (2, 2)
-    assert agree.confidence > 0.98 and agree.flag is None
-    assert disagree.confidence < 0.05 and disagree.flag == "unreadable"
+    agree, taught_surer, counted_surer = reader.read(frame).dice
+    assert agree.value == 2 and agree.confidence > 0.98 and agree.flag is None
+    assert taught_surer.value == 2  # plainly the taught 2: the count of 5 is not taken
+    assert taught_surer.confidence < 0.05 and taught_surer.flag == "unreadable"
+    assert counted_surer.value == 3  # between the taught faces: the sure count decides
+    assert counted_surer.confidence < TRUST_CONFIDENCE and counted_surer.flag == "unreadable"
 
 
 class ShadeCounter:
