@@ -160,12 +160,8 @@ class Reader:
             pips = float(p[:, :n_pips].sum())
             use = slice(0, n_pips) if pips >= float(p[:, n_pips:].sum()) else \
                 slice(n_pips, len(FACES))
-        sub = p[:, use]
-        sub = sub / np.maximum(sub.sum(axis=1, keepdims=True), 1e-9)
-        faces = FACES[use]
-        best = sub.argmax(axis=1)
-        return ([faces[int(i)] for i in best], sub[np.arange(len(best)), best],
-                np.zeros(len(best), bool))
+        values, probs = most_likely(p, use)
+        return values, probs, np.zeros(len(values), bool)
 
     def _judge(self, width: int, height: int, candidates: list[Candidate],
                scores: FaceScores, values: list[DieValue], probs: np.ndarray,
@@ -213,20 +209,24 @@ class Reader:
         return warnings
 
 
+def most_likely(value_probs: np.ndarray, use: slice) -> tuple[list[DieValue], np.ndarray]:
+    """Per crop, the most likely of the faces FACES[use] and its probability among them."""
+    sub = value_probs[:, use]
+    sub = sub / np.maximum(sub.sum(axis=1, keepdims=True), 1e-9)
+    best = sub.argmax(axis=1)
+    return [FACES[use][int(i)] for i in best], sub[np.arange(len(best)), best]
+
+
 def checked_by_pip_reading(values: list[DieValue], probs: np.ndarray, value_probs: np.ndarray
                            ) -> tuple[list[DieValue], np.ndarray]:
     """A taught pip set, checked against the classifier, which knows how to count pips (and
     counted this set's teaching photos right): where both read the same count the more
     confident of the two stands; where they differ the surer of the two gives the value, but
     no more sure than the other is unsure (so the table asks). On the tuning seeds' pip sets
-    (710004–6, 8, 10, 12; both tables) taking the classifier's count where it is the surer read 2.3
-    points more dice right (mean of the sets) with the same silent errors and asks; the
-    real dice taught from Train photos 98.83 → 100 %."""
-    pips = value_probs[:, :len(PIP_VALUES)]
-    pips = pips / np.maximum(pips.sum(axis=1, keepdims=True), 1e-9)
-    best = pips.argmax(axis=1)
-    sure = pips[np.arange(len(best)), best]
-    counts = [PIP_VALUES[int(b)] for b in best]
+    (710004–6, 8, 10, 12; both tables) taking the classifier's count where it is the
+    surer read 2.3 points more dice right (mean of the sets) with the same silent errors and
+    asks; the real dice taught from Train photos 98.83 → 100 %."""
+    counts, sure = most_likely(value_probs, slice(0, len(PIP_VALUES)))
     agree = np.array([v == c for v, c in zip(values, counts, strict=True)])
     counted_wins = ~agree & (sure > probs)
     chosen = [c if win else v for v, c, win in zip(values, counts, counted_wins, strict=True)]

@@ -99,10 +99,15 @@ class DiceSet:
         return replace(self, embedder=embedder.version, labels=labels,
                        embeddings=embedder.embed(crops).astype(np.float32))
 
+    @property
+    def crops_per_die(self) -> int:
+        """How many stored embeddings (rotations × sizes of its crop) each taught die has."""
+        return len(self.labels) // max(len(self.patch_values), 1)
+
     def keeping(self, indices: Sequence[int]) -> DiceSet:
         """This set with only the taught dice at `indices` (and their embeddings)."""
-        per_patch = len(self.labels) // max(len(self.patch_values), 1)
-        rows = [i * per_patch + j for i in indices for j in range(per_patch)]
+        per_die = self.crops_per_die
+        rows = [i * per_die + j for i in indices for j in range(per_die)]
         return replace(self, patch_values=[self.patch_values[i] for i in indices],
                        patches=self.patches[list(indices)],
                        labels=[self.labels[r] for r in rows], embeddings=self.embeddings[rows])
@@ -235,8 +240,8 @@ def odd_ones_out(taught: DiceSet) -> set[int]:
     its value is the median of its similarities to them; a die whose similarity is more
     than ODD_GAP below that of the most typical die of its value is odd (only where a value
     has at least three dice to compare)."""
-    per_patch = len(taught.labels) // len(taught.patch_values)
-    vectors = taught.embeddings.reshape(len(taught.patch_values), per_patch, -1).mean(axis=1)
+    vectors = taught.embeddings.reshape(len(taught.patch_values), taught.crops_per_die,
+                                        -1).mean(axis=1)
     vectors /= np.maximum(np.linalg.norm(vectors, axis=1, keepdims=True), 1e-9)
     odd: set[int] = set()
     for face in taught.faces:
