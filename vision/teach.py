@@ -223,7 +223,8 @@ def teach(reader: object, name: str, photos: Mapping[DieValue, Sequence[np.ndarr
         if found == 0:
             raise DiceSetError(f"no die found in the photos for {value!r}")
     taught = DiceSet(name, values, np.stack(patches)).embedded_with(reader.embedder)
-    keep = [i for i in range(len(values)) if i not in odd_ones_out(taught)]
+    odd = odd_ones_out(taught)
+    keep = [i for i in range(len(values)) if i not in odd]
     # A pip set is checked against the classifier's count (vision.reader) only if, in the
     # photo of every value, the count it read most often is that value (a stray find may
     # be read otherwise); a set it cannot count is read by its photos alone.
