@@ -1,4 +1,4 @@
-"""`make models`: generate the synthetic training data and train the three models, seeded.
+"""`make models`: generate the synthetic training data and train the models, seeded.
 
 Data goes to data/ (not committed; regenerated when missing), models to models/*.onnx
 (committed); models/README.md says what each step does. Each step prints its time.
@@ -63,12 +63,14 @@ def art_pool() -> Path:
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--detector-steps", type=int, default=6000)
+    ap.add_argument("--body-steps", type=int, default=3000)
     ap.add_argument("--classifier-steps", type=int, default=6000)
     ap.add_argument("--embedder-steps", type=int, default=4000)
     ap.add_argument("--embedder-scenes", type=int, default=6000,
                     help="scenes of dice painted with the emoji pool for the embedder")
     ap.add_argument("--embedder-width", type=int, default=16)
-    ap.add_argument("--only", choices=["detector", "classifier", "embedder"], default=None)
+    ap.add_argument("--only", choices=["detector", "body", "classifier", "embedder"],
+                    default=None, help="one step (detector: with its body head)")
     args = ap.parse_args()
     start = time.time()
     folders = [str(generate(*spec)) for spec in TRAIN_SETS]
@@ -77,6 +79,11 @@ def main() -> int:
         subprocess.run([*train, "detector", "--data", *folders, "--real", "Train", "--out",
                         str(MODELS / "detector.onnx"), "--steps", str(args.detector_steps),
                         "--batch", "16", "--seed", "11"], check=True, cwd=ROOT)
+    if args.only in (None, "detector", "body"):
+        subprocess.run([*train, "body", "--data", *folders, "--real", "Train", "--detector",
+                        str(MODELS / "detector.onnx"), "--out", str(MODELS / "detector.onnx"),
+                        "--steps", str(args.body_steps), "--batch", "16", "--seed", "14",
+                        "--width", "32"], check=True, cwd=ROOT)
     if args.only in (None, "classifier"):
         subprocess.run([*train, "classifier", "--data", *folders, "--real", "Train", "--out",
                         str(MODELS / "classifier.onnx"), "--steps",

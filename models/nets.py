@@ -6,6 +6,9 @@
 - FaceClassifier: reads a 64×64 crop centred on a die's top face: the value (12 faces: six pip
   counts, six animals) and the crop's quality (ok / tilted / stacked / unreadable / not a
   die).
+- BodyHead: a small head on the trained detector's features (the detector itself stays as it
+  is): where each die's body lies from its top-face centre. A side face found as a die has
+  its body on the wrong side, against the perspective of the other dice (vision/reader.py).
 - FaceEmbedder: the same kind of network, trained only to tell faces apart — the twelve
   known ones and about 1200 other emoji painted on dice — so that `kniffel teach` can learn
   a dice set nobody trained on by nearest neighbour in its embedding.
@@ -63,6 +66,30 @@ class DiceDetector(nn.Module):
         out = self.head(self.refine(y))
         heat = torch.sigmoid(out[:, 0:1])
         return torch.cat([heat, out[:, 1:]], 1)
+
+
+class BodyHead(nn.Module):
+    """On the detector's stride-4 features and its stride-16 context: the offset from a
+    die's top-face centre to the centre of its visible body, in die sizes (2 channels).
+    Seen from above the body lies under the top face; seen at an angle it lies towards the
+    vertical vanishing point, the same way for every die of a frame."""
+
+    #: The detector's tensors it reads (names in the exported detector.onnx).
+    FEATURES = "/refine/refine.2/Relu_output_0"
+    CONTEXT = "/lat16/lat16.2/Relu_output_0"
+
+    def __init__(self, width: int = 32, features: int = 24, context: int = 48) -> None:
+        super().__init__()
+        self.context = nn.Conv2d(context, width, 1)
+        self.local = nn.Conv2d(features, width, 3, 1, 1)
+        self.mix = nn.Conv2d(width, width, 3, 1, 1)
+        self.out = nn.Conv2d(width, 2, 1)
+
+    def forward(self, features: torch.Tensor, context: torch.Tensor) -> torch.Tensor:
+        c = F.interpolate(self.context(context), size=features.shape[-2:], mode="bilinear",
+                          align_corners=False)
+        y = F.relu(self.local(features) + c)
+        return self.out(F.relu(self.mix(y)))
 
 
 def crop_features(w: int) -> nn.Sequential:

@@ -1,6 +1,8 @@
 """Train the dice detector and the face classifier, and export them to ONNX.
 
     python models/train.py detector --data DIR [DIR ...] --real Train --out models/detector.onnx
+    python models/train.py body --data DIR [DIR ...] --real Train --detector models/detector.onnx \
+        --out models/detector.onnx
     python models/train.py classifier --data DIR [DIR ...] --real Train --out models/classifier.onnx
     python models/train.py embedder --data DIR [DIR ...] --real Train --identity-pool POOL \
         --out models/embedder.onnx
@@ -23,6 +25,8 @@ from pathlib import Path
 
 import cv2
 import numpy as np
+import onnx
+import onnxruntime as ort
 import torch
 from torch.nn import functional as F
 
@@ -33,6 +37,7 @@ from nets import (  # noqa: E402
     EMBED_DIM,
     FACES,
     QUALITY,
+    BodyHead,
     DiceDetector,
     FaceClassifier,
     FaceEmbedder,
@@ -89,6 +94,7 @@ class DetSample:
     image: np.ndarray  # at detector scale
     centers: np.ndarray  # N x 2 (input pixels)
     sizes: np.ndarray  # N x 2 (box w, h in input pixels)
+    bodies: np.ndarray  # N x 2 (box centre - top-face centre, input pixels)
 
 
 def detector_samples(scenes: Iterable[Scene]) -> list[DetSample]:
@@ -100,7 +106,10 @@ def detector_samples(scenes: Iterable[Scene]) -> list[DetSample]:
         centers = np.array([d.center for d in label.dice], np.float32).reshape(-1, 2) * s
         sizes = np.array([(d.box[2] - d.box[0], d.box[3] - d.box[1]) for d in label.dice],
                          np.float32).reshape(-1, 2) * s
-        samples.append(DetSample(small, centers, sizes))
+        bodies = np.array([((d.box[0] + d.box[2]) / 2 - d.center[0],
+                            (d.box[1] + d.box[3]) / 2 - d.center[1]) for d in label.dice],
+                          np.float32).reshape(-1, 2) * s
+        samples.append(DetSample(small, centers, sizes, bodies))
     return samples
 
 
@@ -118,14 +127,28 @@ def color_jitter(batch: torch.Tensor, gen: torch.Generator) -> torch.Tensor:
     return out.clamp(-0.5, 0.5)
 
 
+@dataclass
+class DetBatch:
+    """Random crops of detector samples and what the networks must say about them."""
+
+    x: torch.Tensor  # N x 3 x size x size
+    heat: torch.Tensor  # N x 1 x g x g: CenterNet heatmap
+    reg: torch.Tensor  # N x 4 x g x g: sub-cell offset, log w, log h at each centre cell
+    mask: torch.Tensor  # N x 1 x g x g: the centre cells
+    body: torch.Tensor  # N x 2 x g x g: body offset in die sizes, on the 3 x 3 cells ...
+    body_mask: torch.Tensor  # ... around each centre cell
+
+
 def det_batch(samples: list[DetSample], idx: np.ndarray, rng: np.random.Generator,
-              size: int) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor, torch.Tensor]:
-    """Random crops (with scale and flips) and their CenterNet targets."""
+              size: int) -> DetBatch:
+    """Random crops (with scale and flips) and their CenterNet and body-offset targets."""
     g = size // DETECTOR_STRIDE
     images = np.zeros((len(idx), size, size, 3), np.uint8)
     heat = np.zeros((len(idx), 1, g, g), np.float32)
     reg = np.zeros((len(idx), 4, g, g), np.float32)
     mask = np.zeros((len(idx), 1, g, g), np.float32)
+    body = np.zeros((len(idx), 2, g, g), np.float32)
+    body_mask = np.zeros((len(idx), 1, g, g), np.float32)
     yy, xx = np.mgrid[0:g, 0:g].astype(np.float32)
     for b, i in enumerate(idx):
         sample = samples[int(i)]
@@ -151,7 +174,8 @@ def det_batch(samples: list[DetSample], idx: np.ndarray, rng: np.random.Generato
             m[1, 2] += size - 1
         images[b] = cv2.warpAffine(src, m, (size, size), flags=cv2.INTER_LINEAR,
                                    borderMode=cv2.BORDER_REFLECT)
-        for (cx, cy), (bw, bh) in zip(sample.centers, sample.sizes, strict=True):
+        for (cx, cy), (bw, bh), (ox, oy) in zip(sample.centers, sample.sizes, sample.bodies,
+                                                strict=True):
             x = m[0, 0] * cx + m[0, 1] * cy + m[0, 2]
             y = m[1, 0] * cx + m[1, 1] * cy + m[1, 2]
             if not (0 <= x < size and 0 <= y < size):
@@ -166,8 +190,15 @@ def det_batch(samples: list[DetSample], idx: np.ndarray, rng: np.random.Generato
             reg[b, :, iy, ix] = (gx - ix, gy - iy, math.log(max(bw_s, 1.0)),
                                  math.log(max(bh_s, 1.0)))
             mask[b, 0, iy, ix] = 1.0
+            # The flips turn the body offset too (m's diagonal is ±scale).
+            span = max(bw, bh, 1.0)
+            near = (slice(max(0, iy - 1), iy + 2), slice(max(0, ix - 1), ix + 2))
+            body[b, 0][near] = np.sign(m[0, 0]) * ox / span
+            body[b, 1][near] = np.sign(m[1, 1]) * oy / span
+            body_mask[b, 0][near] = 1.0
     x = torch.from_numpy(images[..., ::-1].copy()).permute(0, 3, 1, 2).float() / 255.0 - 0.5
-    return x, torch.from_numpy(heat), torch.from_numpy(reg), torch.from_numpy(mask)
+    return DetBatch(x, torch.from_numpy(heat), torch.from_numpy(reg), torch.from_numpy(mask),
+                    torch.from_numpy(body), torch.from_numpy(body_mask))
 
 
 #: Channels-last tensors: PyTorch's CPU convolutions train about 1.3× faster on them here.
@@ -183,6 +214,15 @@ def warmup_cosine(opt: torch.optim.Optimizer, steps: int) -> torch.optim.lr_sche
         return min(1.0, (step + 1) / warm) * 0.5 * (1 + math.cos(math.pi * step / steps))
 
     return torch.optim.lr_scheduler.LambdaLR(opt, factor)
+
+
+def descend(opt: torch.optim.Optimizer, sched: torch.optim.lr_scheduler.LRScheduler,
+            loss: torch.Tensor) -> None:
+    """One optimiser step down `loss`, and one step of the learning-rate schedule."""
+    opt.zero_grad()
+    loss.backward()
+    opt.step()
+    sched.step()
 
 
 def focal_loss(pred: torch.Tensor, target: torch.Tensor) -> torch.Tensor:
@@ -208,23 +248,107 @@ def train_detector(samples: list[DetSample], steps: int, batch: int, crop: int,
     t0 = time.time()
     for step in range(steps):
         idx = rng.integers(0, len(samples), batch)
-        x, heat, reg, mask = det_batch(samples, idx, rng, crop)
-        x = color_jitter(x, gen).contiguous(memory_format=FAST_LAYOUT)
+        b = det_batch(samples, idx, rng, crop)
+        heat, reg, mask = b.heat, b.reg, b.mask
+        x = color_jitter(b.x, gen).contiguous(memory_format=FAST_LAYOUT)
         out = net(x)
         loss_heat = focal_loss(out[:, 0:1], heat)
         n = mask.sum().clamp(min=1)
         loss_off = (F.l1_loss(out[:, 1:3], reg[:, 0:2], reduction="none") * mask).sum() / n
         loss_size = (F.l1_loss(out[:, 3:5], reg[:, 2:4], reduction="none") * mask).sum() / n
         loss = loss_heat + loss_off + 0.5 * loss_size
-        opt.zero_grad()
-        loss.backward()
-        opt.step()
-        sched.step()
+        descend(opt, sched, loss)
         if step % 100 == 0 or step == steps - 1:
             log(f"detector step {step}/{steps} loss {loss.item():.3f} (heat "
                 f"{loss_heat.item():.3f} off {loss_off.item():.3f} size "
                 f"{loss_size.item():.3f}) {time.time() - t0:.0f}s")
     return net.eval()
+
+
+def detector_only(detector: onnx.ModelProto) -> onnx.ModelProto:
+    """The detector without a body head (one written by an earlier `train.py body`)."""
+    import onnx.utils
+
+    model = onnx.utils.Extractor(detector).extract_model(["image"], ["out"])
+    model.metadata_props.extend(p for p in detector.metadata_props
+                                if not p.key.startswith("body_"))
+    return model
+
+
+def feature_session(detector: onnx.ModelProto, threads: int) -> ort.InferenceSession:
+    """The frozen detector up to the tensors the body head reads, for batches of crops."""
+    import onnx.shape_inference
+    import onnx.utils
+
+    inferred = onnx.shape_inference.infer_shapes(detector)
+    model = onnx.utils.Extractor(inferred).extract_model(
+        ["image"], [BodyHead.FEATURES, BodyHead.CONTEXT])
+    # Any batch size: drop the shapes inferred for a batch of one.
+    model.graph.input[0].type.tensor_type.shape.dim[0].dim_param = "n"
+    del model.graph.value_info[:]
+    for value in model.graph.output:
+        value.type.tensor_type.ClearField("shape")
+    options = ort.SessionOptions()
+    options.intra_op_num_threads = threads
+    return ort.InferenceSession(model.SerializeToString(), options,
+                                providers=["CPUExecutionProvider"])
+
+
+def train_body_head(samples: list[DetSample], detector: onnx.ModelProto, steps: int,
+                    batch: int, crop: int, seed: int, width: int, threads: int) -> BodyHead:
+    """The body head on the frozen detector's features: the detector's own outputs stay
+    exactly as they were. Trained on the detector's crops (same scale, flips, colour)."""
+    torch.manual_seed(seed)
+    rng = np.random.default_rng(seed)
+    gen = torch.Generator().manual_seed(seed)
+    session = feature_session(detector, threads)
+    head = BodyHead(width)
+    opt = torch.optim.AdamW(head.parameters(), lr=3e-3, weight_decay=1e-4)
+    sched = warmup_cosine(opt, steps)
+    t0 = time.time()
+    for step in range(steps):
+        b = det_batch(samples, rng.integers(0, len(samples), batch), rng, crop)
+        features, context = session.run(None, {"image": color_jitter(b.x, gen).numpy()})
+        out = head(torch.from_numpy(features), torch.from_numpy(context))
+        loss = (F.smooth_l1_loss(out, b.body, reduction="none", beta=0.05) * b.body_mask
+                ).sum() / (2 * b.body_mask.sum().clamp(min=1))
+        descend(opt, sched, loss)
+        if step % 200 == 0 or step == steps - 1:
+            log(f"body head step {step}/{steps} loss {loss.item():.4f} {time.time() - t0:.0f}s")
+    return head.eval()
+
+
+def with_body_head(detector: onnx.ModelProto, head: BodyHead) -> onnx.ModelProto:
+    """The detector with the head's output `body` (N x 2 x H/4 x W/4) beside `out`."""
+    import io
+
+    import onnx.compose
+
+    buffer = io.BytesIO()
+    torch.onnx.export(head, (torch.zeros(1, 24, 72, 96), torch.zeros(1, 48, 18, 24)), buffer,
+                      input_names=["features", "context"], output_names=["body"],
+                      dynamic_axes={"features": {2: "h4", 3: "w4"},
+                                    "context": {2: "h16", 3: "w16"}},
+                      opset_version=17, dynamo=False)
+    head_model = onnx.load_from_string(buffer.getvalue())
+    base = onnx.ModelProto()
+    base.CopyFrom(detector)
+    graph_outputs = {o.name for o in base.graph.output}
+    for name in (BodyHead.FEATURES, BodyHead.CONTEXT):
+        if name not in graph_outputs:
+            base.graph.output.append(onnx.helper.make_empty_tensor_value_info(name))
+    merged = onnx.compose.merge_models(
+        base, head_model, io_map=[(BodyHead.FEATURES, "features"), (BodyHead.CONTEXT, "context")],
+        outputs=["out", "body_head/body"], prefix2="body_head/")
+    for value in merged.graph.output:
+        if value.name == "body_head/body":
+            value.name = "body"
+    for node in merged.graph.node:
+        node.output[:] = ["body" if o == "body_head/body" else o for o in node.output]
+    del merged.metadata_props[:]
+    merged.metadata_props.extend(detector.metadata_props)
+    onnx.checker.check_model(merged)
+    return merged
 
 
 # ---------------------------------------------------------------------------------------
@@ -372,10 +496,7 @@ def train_embedder(crops: np.ndarray, identity: np.ndarray, steps: int, batch: i
         idx, x = augmented_batch(crops, batch, rng, gen)
         normed = net(x)
         loss = head(normed, torch.from_numpy(identity[idx]))
-        opt.zero_grad()
-        loss.backward()
-        opt.step()
-        sched.step()
+        descend(opt, sched, loss)
         if step % 200 == 0 or step == steps - 1:
             log(f"embedder step {step}/{steps} loss {loss.item():.3f} {time.time() - t0:.0f}s")
     return net.eval()
@@ -417,10 +538,7 @@ def train_classifier(crops: np.ndarray, values: np.ndarray, quality: np.ndarray,
         loss_v = F.cross_entropy(logits_v, v, ignore_index=-1, label_smoothing=0.02)
         loss_q = F.cross_entropy(logits_q, q)
         loss = loss_v + loss_q
-        opt.zero_grad()
-        loss.backward()
-        opt.step()
-        sched.step()
+        descend(opt, sched, loss)
         if step % 200 == 0 or step == steps - 1:
             with torch.no_grad():
                 ok = v >= 0
@@ -438,8 +556,6 @@ def train_classifier(crops: np.ndarray, values: np.ndarray, quality: np.ndarray,
 def export(net: torch.nn.Module, dummy: torch.Tensor, out: Path, inputs: list[str],
            outputs: list[str], dynamic: dict[str, dict[int, str]],
            meta: dict[str, str]) -> None:
-    import onnx
-
     out.parent.mkdir(parents=True, exist_ok=True)
     net = net.to(memory_format=torch.contiguous_format)
     torch.onnx.export(net, (dummy,), str(out), input_names=inputs, output_names=outputs,
@@ -454,7 +570,7 @@ def export(net: torch.nn.Module, dummy: torch.Tensor, out: Path, inputs: list[st
 
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("model", choices=["detector", "classifier", "embedder"])
+    ap.add_argument("model", choices=["detector", "body", "classifier", "embedder"])
     ap.add_argument("--data", type=Path, nargs="+", default=[])
     ap.add_argument("--real", default=None, help="real split to add (Train; never Valid)")
     ap.add_argument("--out", type=Path, required=True)
@@ -462,7 +578,10 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--batch", type=int, default=32)
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("--threads", type=int, default=2)
-    ap.add_argument("--width", type=int, default=24, help="classifier: channels of its first layer")
+    ap.add_argument("--width", type=int, default=24,
+                    help="classifier, embedder: channels of the first layer; body: of the head")
+    ap.add_argument("--detector", type=Path, default=None, metavar="DETECTOR.onnx",
+                    help="body: the trained detector to add the body head to")
     ap.add_argument("--identity-pool", type=Path, default=None, metavar="DIR",
                     help="embedder: the art pool to paint dice with "
                          "(models/make_animal_art.py --pool)")
@@ -485,6 +604,20 @@ def main(argv: list[str] | None = None) -> int:
         export(net, torch.zeros(1, 3, 288, DETECTOR_LONG_SIDE), args.out, ["image"], ["out"],
                {"image": {2: "height", 3: "width"}},
                {**info, "long_side": str(DETECTOR_LONG_SIDE), "stride": str(DETECTOR_STRIDE)})
+    elif args.model == "body":
+        if not args.detector:
+            ap.error("the body head needs --detector")
+        detector = detector_only(onnx.load(str(args.detector)))
+        samples = detector_samples(scenes)
+        head = train_body_head(samples, detector, args.steps, args.batch, crop=160,
+                               seed=args.seed, width=args.width, threads=args.threads)
+        model = with_body_head(detector, head)
+        for key, value in {"body_seed": str(args.seed), "body_steps": str(args.steps),
+                           "body_width": str(args.width)}.items():
+            entry = model.metadata_props.add()
+            entry.key, entry.value = key, value
+        onnx.save(model, str(args.out))
+        log(f"wrote {args.out} ({args.out.stat().st_size / 1e6:.2f} MB)")
     elif args.model == "embedder":
         if not args.identity_pool:
             ap.error("the embedder needs --identity-pool")

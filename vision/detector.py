@@ -18,12 +18,15 @@ from vision.preprocess import DETECTOR_LONG_SIDE, DETECTOR_STRIDE, detector_inpu
 
 @dataclass(frozen=True)
 class Candidate:
-    """A place that looks like a die: top-face centre, body box (frame pixels), score."""
+    """A place that looks like a die: top-face centre, body box (frame pixels), score, and
+    where its body lies from the top-face centre (in die sizes; None from a detector that
+    does not say)."""
 
     x: float
     y: float
     box: tuple[float, float, float, float]
     score: float
+    body: tuple[float, float] | None = None
 
     @property
     def size(self) -> float:
@@ -61,6 +64,9 @@ class OnnxDetector:
                  threads: int = 1) -> None:
         self.session = open_session(path, threads)
         self.threshold = threshold
+        #: Detectors made before the body head (models/train.py body) have no "body".
+        names = {o.name for o in self.session.get_outputs()}
+        self.outputs = ["out", "body"] if "body" in names else ["out"]
 
     def detect(self, frame_bgr: np.ndarray) -> list[Candidate]:
         found, scale = self._run(frame_bgr, DETECTOR_LONG_SIDE)
@@ -75,13 +81,16 @@ class OnnxDetector:
 
     def _run(self, frame_bgr: np.ndarray, long_side: int) -> tuple[list[Candidate], float]:
         x, scale = detector_input(frame_bgr, long_side)
-        out = self.session.run(None, {"image": x})[0][0]
+        outputs = self.session.run(self.outputs, {"image": x})
+        body = outputs[1][0] if len(outputs) > 1 else None
         h, w = frame_bgr.shape[:2]
-        return decode(out, scale, self.threshold, w, h), scale
+        return decode(outputs[0][0], scale, self.threshold, w, h, body), scale
 
 
-def decode(out: np.ndarray, scale: float, threshold: float, width: int, height: int
-           ) -> list[Candidate]:
+def decode(out: np.ndarray, scale: float, threshold: float, width: int, height: int,
+           body: np.ndarray | None = None) -> list[Candidate]:
+    """Candidates from the detector's output grid (5 x H x W) and, if it has one, its body
+    offsets (2 x H x W)."""
     heat = out[0]
     peaks = (heat >= threshold) & (heat >= cv2.dilate(heat, np.ones((3, 3), np.uint8)))
     found = []
@@ -93,7 +102,8 @@ def decode(out: np.ndarray, scale: float, threshold: float, width: int, height: 
         bw = float(np.exp(np.clip(out[3, iy, ix], 0, 8))) / scale
         bh = float(np.exp(np.clip(out[4, iy, ix], 0, 8))) / scale
         found.append(Candidate(cx, cy, (cx - bw / 2, cy - bh / 2, cx + bw / 2, cy + bh / 2),
-                               float(heat[iy, ix])))
+                               float(heat[iy, ix]), None if body is None else
+                               (float(body[0, iy, ix]), float(body[1, iy, ix]))))
     return suppress(found)
 
 

@@ -165,3 +165,31 @@ def test_four_views_read_a_die_the_same_however_it_is_turned() -> None:
         OnnxClassifier(views=3)
     with pytest.raises(ValueError, match="views must be 1, 2 or 4"):
         OnnxEmbedder(views=3)
+
+
+def test_the_detector_says_where_each_die_body_lies() -> None:
+    """Seen at 45°, every die's body lies from its top face towards the camera's vertical
+    vanishing point; the detector's body offsets must point the way the labels do."""
+    from vision.detector import OnnxDetector
+
+    detector = OnnxDetector()
+    rng = np.random.default_rng(SEED + 7)
+    agree = judged = 0
+    for _ in range(10):
+        frame, label = render(random_scene(rng, "pips", n_dice=5, hand=False, cup=False,
+                                           tilted=False, stacked=False, cut=False,
+                                           tilt_deg=45.0, resolution=(800, 600)))
+        for found in detector.detect(frame):
+            die = min(label.dice, key=lambda d: np.hypot(found.x - d.center[0],
+                                                          found.y - d.center[1]))
+            size = max(die.box[2] - die.box[0], die.box[3] - die.box[1])
+            true = np.array([(die.box[0] + die.box[2]) / 2 - die.center[0],
+                             (die.box[1] + die.box[3]) / 2 - die.center[1]]) / size
+            if np.hypot(found.x - die.center[0], found.y - die.center[1]) < 0.3 * size \
+                    and np.linalg.norm(true) > 0.1:
+                assert found.body is not None
+                judged += 1
+                agree += float(np.dot(found.body, true)) > 0
+    # 90 % of 149 such dice in 30 scenes when the head was trained (80 % at 35°, 75 % at
+    # 20°, where the offsets are smaller); the judge asks only where the other dice agree
+    assert judged >= 30 and agree >= 0.8 * judged, (agree, judged)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 from pathlib import Path
 
 import numpy as np
@@ -165,6 +166,55 @@ def test_dice_side_by_side_or_both_sure_are_not_flagged(second: Candidate) -> No
     reader = Reader(FixedDetector([cand(300, 200, score=0.9), second]),
                     FixedClassifier([one_hot(5), one_hot(2)], [quality(), quality()]))
     assert [d.flag for d in reader.read(FRAME).dice] == [None, None]
+
+
+def seen_from(vanishing: tuple[float, float], strength: float,
+              places: list[tuple[float, float]]) -> list[Candidate]:
+    """Finds whose bodies lie towards a vertical vanishing point, as a camera sees them:
+    offset = strength · (v − position) / long side of FRAME."""
+    return [dataclasses.replace(cand(x, y), body=(strength * (vanishing[0] - x) / 640,
+                                                  strength * (vanishing[1] - y) / 640))
+            for x, y in places]
+
+
+PLACES = [(120, 150), (260, 300), (400, 180), (520, 330), (330, 420)]
+
+
+def flags_of(candidates: list[Candidate]) -> list[str | None]:
+    reader = Reader(FixedDetector(candidates),
+                    FixedClassifier([one_hot(4)] * len(candidates), [quality()] * 6))
+    by_place = {(d.x, d.y): d.flag for d in reader.read(FRAME).dice}
+    return [by_place[(c.x, c.y)] for c in candidates]
+
+
+@pytest.mark.parametrize(
+    ("vanishing", "strength"),
+    [((320, 2400), 0.08),  # a camera tilted towards the far side of the table
+     ((-1500, 240), 0.1),  # ... towards the right
+     ((320, 240), 0.5)])  # a wide lens straight above the middle: bodies point inwards
+def test_a_side_face_found_as_a_die_is_asked_about(vanishing: tuple[float, float],
+                                                   strength: float) -> None:
+    finds = seen_from(vanishing, strength, PLACES)
+    assert flags_of(finds) == [None] * 5  # every body lies the way of the view
+    # a side face found as a die: the top face lies beyond it, its body points away
+    side = dataclasses.replace(finds[3], body=(-finds[3].body[0], -finds[3].body[1]),
+                               score=0.5)
+    assert flags_of([*finds[:3], side, finds[4]]) == [None, None, None, "unreadable", None]
+    # ... unless the detector is sure of it
+    sure = dataclasses.replace(side, score=0.9)
+    assert flags_of([*finds[:3], sure, finds[4]]) == [None] * 5
+
+
+def test_body_offsets_are_not_judged_from_above_or_from_too_few_dice() -> None:
+    from_above = seen_from((320, 240), 0.05, PLACES)  # bodies right under the top faces
+    flipped = dataclasses.replace(from_above[3], body=(-from_above[3].body[0],
+                                                       -from_above[3].body[1]), score=0.5)
+    assert flags_of([*from_above[:3], flipped, from_above[4]]) == [None] * 5
+    tilted = seen_from((320, 2400), 0.08, PLACES[:3])
+    side = dataclasses.replace(tilted[2], body=(-tilted[2].body[0], -tilted[2].body[1]),
+                               score=0.5)
+    assert flags_of([*tilted[:2], side]) == [None] * 3  # two others are too few to judge
+    assert flags_of([cand(x, y) for x, y in PLACES]) == [None] * 5  # no body offsets
 
 
 def test_judge_drops_what_is_not_a_die_and_warns_on_count() -> None:
@@ -392,6 +442,7 @@ def test_detector_looks_again_at_small_dice(die_px: float, passes: int) -> None:
     detector = OnnxDetector.__new__(OnnxDetector)
     detector.session = FakeSession(die_px)  # type: ignore[assignment]
     detector.threshold = 0.3
+    detector.outputs = ["out"]
     (found,) = detector.detect(np.zeros((1200, 1600, 3), np.uint8))
     shapes = detector.session.shapes  # type: ignore[attr-defined]
     assert len(shapes) == passes
