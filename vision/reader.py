@@ -185,8 +185,7 @@ class Reader:
                 or (recognised[i] and c.score >= cfg.keep_recognised_score)]
         overlapping = overlapped_by_stronger(
             [candidates[i] for i in kept], cfg.overlap, cfg.overlap_score)
-        against = body_against_the_view([candidates[i] for i in kept], max(width, height),
-                                        cfg.wrong_side)
+        against = self.side_faces([candidates[i] for i in kept], width, height)
         dice: list[DieReading] = []
         for i, overlaps, wrong_side in zip(kept, overlapping, against, strict=True):
             cand = candidates[i]
@@ -201,7 +200,7 @@ class Reader:
                   or cand.y > height - margin):
                 flag = "cut"
             elif confidence < cfg.min_confidence or q[i, unreadable] > cfg.flag_quality \
-                    or (wrong_side and cand.score < cfg.wrong_side_score):
+                    or wrong_side:
                 flag = "unreadable"
             x0, y0, x1, y1 = cand.box
             box = (max(0, round(x0)), max(0, round(y0)), min(width, round(x1)),
@@ -209,6 +208,14 @@ class Reader:
             dice.append(DieReading(values[i], confidence, cand.x, cand.y, box, flag))
         dice.sort(key=lambda d: (d.x, d.y))
         return Reading(tuple(dice), tuple(self._warnings(dice)))
+
+    def side_faces(self, candidates: list[Candidate], width: int, height: int) -> list[bool]:
+        """Per find: is it likely a die's side face, not its top (its body lies against the
+        view of the other finds, and the detector is not sure of it)? JudgeConfig.wrong_side."""
+        cfg = self.judge
+        against = body_against_the_view(candidates, max(width, height), cfg.wrong_side)
+        return [away and c.score < cfg.wrong_side_score
+                for away, c in zip(against, candidates, strict=True)]
 
     def _warnings(self, dice: list[DieReading]) -> list[str]:
         warnings = []

@@ -211,9 +211,12 @@ def teach(reader: object, name: str, photos: Mapping[DieValue, Sequence[np.ndarr
             dice = [(c, q, int(np.argmax(v[:len(PIP_VALUES)])))
                     for c, q, v in zip(candidates, check.quality, check.value, strict=True)
                     if q[no_die] < 0.5]
-            # A die leaning on or lying on another shows two faces: where a photo has dice
-            # lying flat, only those are taught.
-            flat = [d for d in dice if d[1][tilted] <= 0.5 and d[1][stacked] <= 0.5]
+            side = reader.side_faces([c for c, _, _ in dice], frame.shape[1], frame.shape[0])
+            # A die leaning on or lying on another shows two faces, and a die's side face
+            # found as a die shows another value: where a photo has dice lying flat and
+            # seen from their top, only those are taught.
+            flat = [d for d, away in zip(dice, side, strict=True)
+                    if d[1][tilted] <= 0.5 and d[1][stacked] <= 0.5 and not away]
             dice = flat or dice
             found += len(dice)
             patches.extend(crop_die(frame, c.x, c.y, c.size * PATCH_SPAN, out=PATCH_PIXELS)

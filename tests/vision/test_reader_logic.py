@@ -324,6 +324,18 @@ def test_teaching_uses_the_dice_that_lie_flat(second: list[float], taught: int) 
     assert dice_set.patch_values == ["duck"] * taught + ["lion"] * taught
 
 
+def test_a_side_face_found_in_a_teaching_photo_is_not_taught() -> None:
+    finds = seen_from((320, 2400), 0.08, PLACES)
+    side = dataclasses.replace(finds[3], body=(-finds[3].body[0], -finds[3].body[1]),
+                               score=0.5)
+    reader = Reader(FixedDetector([*finds[:3], side, finds[4]]),
+                    FixedClassifier([one_hot(1)] * 5, [quality()] * 5),
+                    embedder=ColourEmbedder())
+    frame = np.full((480, 640, 3), 90, np.uint8)
+    _, counts = teach(reader, "zoo", {"duck": [frame], "lion": [frame]})
+    assert counts == {"duck": 4, "lion": 4}
+
+
 def test_a_find_unlike_the_other_dice_of_its_photo_is_not_taught() -> None:
     """Every die of a teaching photo shows the same face: a find that looks like none of
     the others (here a patch of blue tablecloth among red dice) is left out."""
