@@ -1,4 +1,5 @@
-"""Train the dice detector and the face classifier, and export them to ONNX.
+"""Train the dice detector (and its body head), the face classifier and the embedder, and
+export them to ONNX.
 
     python models/train.py detector --data DIR [DIR ...] --real Train --out models/detector.onnx
     python models/train.py body --data DIR [DIR ...] --real Train --detector models/detector.onnx \
@@ -325,7 +326,9 @@ def with_body_head(detector: onnx.ModelProto, head: BodyHead) -> onnx.ModelProto
     import onnx.compose
 
     buffer = io.BytesIO()
-    torch.onnx.export(head, (torch.zeros(1, 24, 72, 96), torch.zeros(1, 48, 18, 24)), buffer,
+    dummy = (torch.zeros(1, head.local.in_channels, 72, 96),
+             torch.zeros(1, head.context.in_channels, 18, 24))
+    torch.onnx.export(head, dummy, buffer,
                       input_names=["features", "context"], output_names=["body"],
                       dynamic_axes={"features": {2: "h4", 3: "w4"},
                                     "context": {2: "h16", 3: "w16"}},
