@@ -75,11 +75,15 @@ class JudgeConfig:
     #: body offset expected here larger than this share of a die size, and this find's
     #: lies the other way, it is flagged "unreadable" — unless the detector is sure of it
     #: (score at least `wrong_side_score`). On 1800 validation and test scenes (seeds
-    #: 800001–4, 900001–2) this took the silent errors from 103 to 72 (those that pass the
-    #: count of dice 24 → 14) for 146 more dice asked (2516 → 2662); without the score
-    #: limit 70 for 258 more.
+    #: 800001–4, 900001–2) this took the silent errors from 103 to 76 (those that pass the
+    #: count of dice 24 → 14) for 93 more dice asked (2516 → 2609); without the score
+    #: limit and `wrong_side_away`, 70 for 258 more.
     wrong_side: float = 0.1
     wrong_side_score: float = 0.7
+    #: ... and only if its own body lies at least this far (die sizes) the other way: a body
+    #: right under its top face points nowhere (3 real dice, seen from above, were asked
+    #: about without it).
+    wrong_side_away: float = 0.03
     #: A find a taught set recognises as one of its dice (vision.teach.RECOGNISED) is kept
     #: whatever the classifier's "no die", if its detector score is at least this.
     keep_recognised_score: float = 0.4
@@ -213,7 +217,8 @@ class Reader:
         """Per find: is it likely a die's side face, not its top (its body lies against the
         view of the other finds, and the detector is not sure of it)? JudgeConfig.wrong_side."""
         cfg = self.judge
-        against = body_against_the_view(candidates, max(width, height), cfg.wrong_side)
+        against = body_against_the_view(candidates, max(width, height), cfg.wrong_side,
+                                        cfg.wrong_side_away)
         return [away and c.score < cfg.wrong_side_score
                 for away, c in zip(against, candidates, strict=True)]
 
@@ -267,13 +272,13 @@ def overlapped_by_stronger(candidates: list[Candidate], overlap: float,
 
 
 def body_against_the_view(candidates: list[Candidate], long_side: float, min_offset: float,
-                          min_others: int = 3) -> list[bool]:
+                          min_away: float = 0.0, min_others: int = 3) -> list[bool]:
     """Per find: does its body lie the other way than the perspective of the other finds
     says? Every die's body offset (Candidate.body, in die sizes) is about c·(v − position):
     towards the vertical vanishing point v, more so the further from it. c and v are fitted
     to the other finds (robustly: one of them may be a side face too); a find is against
-    the view where the offset expected there exceeds `min_offset` and its own points the
-    other way (and is not within `min_offset` of the expected one). Needs `min_others`
+    the view where the offset expected there exceeds `min_offset` and its own lies more than
+    `min_away` the other way (and not within `min_offset` of the expected one). Needs `min_others`
     other finds with a body offset; seen from straight above, offsets are too small to
     judge."""
     have = [i for i, c in enumerate(candidates) if c.body is not None]
@@ -287,8 +292,8 @@ def body_against_the_view(candidates: list[Candidate], long_side: float, min_off
         expected = expected_body_offset(pos[others], body[others], pos[k])
         if float(np.linalg.norm(expected)) <= min_offset:
             continue
-        points_away = float(body[k] @ expected) < 0
-        against[i] = points_away and float(np.linalg.norm(body[k] - expected)) > min_offset
+        away = -float(body[k] @ expected) / float(np.linalg.norm(expected))
+        against[i] = away > min_away and float(np.linalg.norm(body[k] - expected)) > min_offset
     return against
 
 

@@ -215,6 +215,10 @@ def test_body_offsets_are_not_judged_from_above_or_from_too_few_dice() -> None:
                                score=0.5)
     assert flags_of([*tilted[:2], side]) == [None] * 3  # two others are too few to judge
     assert flags_of([cand(x, y) for x, y in PLACES]) == [None] * 5  # no body offsets
+    # a die whose body lies right under its top face points nowhere, whatever the others
+    finds = seen_from((320, 2400), 0.08, PLACES)
+    under = dataclasses.replace(finds[3], body=(0.01, -0.02), score=0.5)
+    assert flags_of([*finds[:3], under, finds[4]]) == [None] * 5
 
 
 def test_judge_drops_what_is_not_a_die_and_warns_on_count() -> None:
