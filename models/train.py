@@ -563,7 +563,11 @@ def export(net: torch.nn.Module, dummy: torch.Tensor, out: Path, inputs: list[st
     net = net.to(memory_format=torch.contiguous_format)
     torch.onnx.export(net, (dummy,), str(out), input_names=inputs, output_names=outputs,
                       dynamic_axes=dynamic, opset_version=17, dynamo=False)
-    model = onnx.load(str(out))
+    save(onnx.load(str(out)), out, meta)
+
+
+def save(model: onnx.ModelProto, out: Path, meta: dict[str, str]) -> None:
+    """Write `model` to `out` with `meta` added to its metadata."""
     for key, value in meta.items():
         entry = model.metadata_props.add()
         entry.key, entry.value = key, value
@@ -614,13 +618,9 @@ def main(argv: list[str] | None = None) -> int:
         samples = detector_samples(scenes)
         head = train_body_head(samples, detector, args.steps, args.batch, crop=160,
                                seed=args.seed, width=args.width, threads=args.threads)
-        model = with_body_head(detector, head)
-        for key, value in {"body_seed": str(args.seed), "body_steps": str(args.steps),
-                           "body_width": str(args.width)}.items():
-            entry = model.metadata_props.add()
-            entry.key, entry.value = key, value
-        onnx.save(model, str(args.out))
-        log(f"wrote {args.out} ({args.out.stat().st_size / 1e6:.2f} MB)")
+        save(with_body_head(detector, head), args.out,
+             {"body_seed": str(args.seed), "body_steps": str(args.steps),
+              "body_width": str(args.width)})
     elif args.model == "embedder":
         if not args.identity_pool:
             ap.error("the embedder needs --identity-pool")
