@@ -20,7 +20,12 @@ sys.path.insert(0, str(ROOT))
 
 from vision.baseline import BlobBaselineReader  # noqa: E402
 from vision.datasets import load_real, one_photo_per_value, real_root  # noqa: E402
-from vision.models import CLASSIFIER_PATH, DETECTOR_PATH, EMBEDDER_PATH  # noqa: E402
+from vision.models import (  # noqa: E402
+    CLASSIFIER_PATH,
+    DETECTOR_PATH,
+    EMBEDDER_PATH,
+    REFINER_PATH,
+)
 from vision.reader import Reader  # noqa: E402
 from vision.teach import teach  # noqa: E402
 
@@ -62,8 +67,7 @@ def main() -> int:
         taught, counts = teach(ours, "bench", photos)
         print(f"kniffel teach, {len(photos)} photos ({sum(counts.values())} dice): "
               f"{time.perf_counter() - t:.2f} s on one thread")
-        readers["ours, taught set"] = Reader(ours.detector, ours.classifier, dice_set=taught,
-                                             embedder=ours.embedder)
+        readers["ours, taught set"] = ours.reading(taught)
     readers["blob baseline"] = BlobBaselineReader()
     for name, reader in readers.items():
         for w, h in SIZES:
@@ -79,7 +83,7 @@ def main() -> int:
                   f"p90 {p90:6.1f} ms per frame")
     peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
     sizes = {path.stem: path.stat().st_size / 1e6
-             for path in (DETECTOR_PATH, CLASSIFIER_PATH, EMBEDDER_PATH)}
+             for path in (DETECTOR_PATH, REFINER_PATH, CLASSIFIER_PATH, EMBEDDER_PATH)}
     print(f"peak memory (whole process): {peak:.0f} MB; models: {sum(sizes.values()):.2f} MB ("
           + ", ".join(f"{name} {mb:.2f} MB" for name, mb in sizes.items()) + ")")
     return 0

@@ -64,12 +64,13 @@ def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--detector-steps", type=int, default=6000)
     ap.add_argument("--body-steps", type=int, default=3000)
+    ap.add_argument("--refiner-steps", type=int, default=3000)
     ap.add_argument("--classifier-steps", type=int, default=6000)
     ap.add_argument("--embedder-steps", type=int, default=4000)
     ap.add_argument("--embedder-scenes", type=int, default=6000,
                     help="scenes of dice painted with the emoji pool for the embedder")
     ap.add_argument("--embedder-width", type=int, default=16)
-    ap.add_argument("--only", choices=["detector", "body", "classifier", "embedder"],
+    ap.add_argument("--only", choices=["detector", "body", "refiner", "classifier", "embedder"],
                     default=None, help="one step (detector: with its body head)")
     args = ap.parse_args()
     start = time.time()
@@ -84,6 +85,11 @@ def main() -> int:
                         str(MODELS / "detector.onnx"), "--out", str(MODELS / "detector.onnx"),
                         "--steps", str(args.body_steps), "--batch", "16", "--seed", "14",
                         "--width", "32"], check=True, cwd=ROOT)
+    if args.only in (None, "refiner"):
+        subprocess.run([*train, "refiner", "--data", *folders, "--real", "Train", "--out",
+                        str(MODELS / "refiner.onnx"), "--steps", str(args.refiner_steps),
+                        "--batch", "32", "--seed", "15", "--width", "16"],
+                       check=True, cwd=ROOT)
     if args.only in (None, "classifier"):
         subprocess.run([*train, "classifier", "--data", *folders, "--real", "Train", "--out",
                         str(MODELS / "classifier.onnx"), "--steps",

@@ -141,8 +141,7 @@ def main() -> int:
             cases.insert(0, ("real dice (Valid)", lambda: teach_real(base)))
         for name, make in cases:
             taught, samples = make()
-            reader = Reader(base.detector, base.classifier, dice_set=taught,
-                            embedder=base.embedder)
+            reader = base.reading(taught)
             taught_results[f"taught | {name}"] = evaluate(reader, samples)
         print("\nAfter teaching a dice set from 6 photos (kniffel teach):")
         print(format_table(taught_results))

@@ -9,6 +9,9 @@
 - BodyHead: a small head on the trained detector's features (the detector itself stays as it
   is): where each die's body lies from its top-face centre. A side face found as a die has
   its body on the wrong side, against the perspective of the other dice (vision/reader.py).
+- CentreRefiner: looks at a crop twice the found size around a find and says where the
+  nearest die's top face lies and how large the die is: the detector's stride-4 grid puts
+  some finds on a die's edge or front face, or finds a large die at half its size.
 - FaceEmbedder: the same kind of network, trained only to tell faces apart — the twelve
   known ones and about 1200 other emoji painted on dice — so that `kniffel teach` can learn
   a dice set nobody trained on by nearest neighbour in its embedding.
@@ -118,6 +121,21 @@ class FaceClassifier(nn.Module):
     def forward(self, x: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
         e = F.relu(self.embed(self.features(x).mean(dim=(2, 3))))
         return self.value(e), self.quality(e)
+
+
+class CentreRefiner(nn.Module):
+    """A crop of REFINE_SPAN found sizes around a find (vision/preprocess.py) → the offset
+    from the crop centre to the nearest die's top-face centre, in found sizes (x, y), and
+    log(die size / found size)."""
+
+    def __init__(self, width: int = 16) -> None:
+        super().__init__()
+        self.features = crop_features(width)
+        self.hidden = nn.Linear(6 * width * 16, BOTTLENECK)
+        self.out = nn.Linear(BOTTLENECK, 3)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return self.out(F.relu(self.hidden(self.features(x).flatten(1))))
 
 
 class FaceEmbedder(nn.Module):

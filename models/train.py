@@ -5,6 +5,7 @@ export them to ONNX.
     python models/train.py body --data DIR [DIR ...] --real Train --detector models/detector.onnx \
         --out models/detector.onnx
     python models/train.py classifier --data DIR [DIR ...] --real Train --out models/classifier.onnx
+    python models/train.py refiner --data DIR [DIR ...] --real Train --out models/refiner.onnx
     python models/train.py embedder --data DIR [DIR ...] --real Train --identity-pool POOL \
         --out models/embedder.onnx
 
@@ -39,6 +40,7 @@ from nets import (  # noqa: E402
     FACES,
     QUALITY,
     BodyHead,
+    CentreRefiner,
     DiceDetector,
     FaceClassifier,
     FaceEmbedder,
@@ -49,6 +51,7 @@ from vision.preprocess import (  # noqa: E402
     CROP_SIZE,
     DETECTOR_LONG_SIDE,
     DETECTOR_STRIDE,
+    REFINE_SPAN,
     crop_die,
     detector_scale,
 )
@@ -217,6 +220,20 @@ def warmup_cosine(opt: torch.optim.Optimizer, steps: int) -> torch.optim.lr_sche
     return torch.optim.lr_scheduler.LambdaLR(opt, factor)
 
 
+def seeded(seed: int) -> tuple[np.random.Generator, torch.Generator]:
+    """Seed torch (the weights' initialisation: build the network after this) and return
+    the numpy and torch generators a training loop draws its batches from."""
+    torch.manual_seed(seed)
+    return np.random.default_rng(seed), torch.Generator().manual_seed(seed)
+
+
+def adamw(params: Iterable[torch.nn.Parameter], steps: int, weight_decay: float
+          ) -> tuple[torch.optim.Optimizer, torch.optim.lr_scheduler.LambdaLR]:
+    """The optimiser every network here trains with, and its warm-up + cosine schedule."""
+    opt = torch.optim.AdamW(params, lr=3e-3, weight_decay=weight_decay)
+    return opt, warmup_cosine(opt, steps)
+
+
 def descend(opt: torch.optim.Optimizer, sched: torch.optim.lr_scheduler.LRScheduler,
             loss: torch.Tensor) -> None:
     """One optimiser step down `loss`, and one step of the learning-rate schedule."""
@@ -239,12 +256,9 @@ def focal_loss(pred: torch.Tensor, target: torch.Tensor) -> torch.Tensor:
 
 def train_detector(samples: list[DetSample], steps: int, batch: int, crop: int,
                    seed: int) -> DiceDetector:
-    torch.manual_seed(seed)
-    rng = np.random.default_rng(seed)
-    gen = torch.Generator().manual_seed(seed)
+    rng, gen = seeded(seed)
     net = DiceDetector().to(memory_format=FAST_LAYOUT)
-    opt = torch.optim.AdamW(net.parameters(), lr=3e-3, weight_decay=1e-4)
-    sched = warmup_cosine(opt, steps)
+    opt, sched = adamw(net.parameters(), steps, weight_decay=1e-4)
     net.train()
     t0 = time.time()
     for step in range(steps):
@@ -299,13 +313,10 @@ def train_body_head(samples: list[DetSample], detector: onnx.ModelProto, steps: 
                     batch: int, crop: int, seed: int, width: int, threads: int) -> BodyHead:
     """The body head on the frozen detector's features: the detector's own outputs stay
     exactly as they were. Trained on the detector's crops (same scale, flips, colour)."""
-    torch.manual_seed(seed)
-    rng = np.random.default_rng(seed)
-    gen = torch.Generator().manual_seed(seed)
+    rng, gen = seeded(seed)
     session = feature_session(detector, threads)
     head = BodyHead(width)
-    opt = torch.optim.AdamW(head.parameters(), lr=3e-3, weight_decay=1e-4)
-    sched = warmup_cosine(opt, steps)
+    opt, sched = adamw(head.parameters(), steps, weight_decay=1e-4)
     t0 = time.time()
     for step in range(steps):
         b = det_batch(samples, rng.integers(0, len(samples), batch), rng, crop)
@@ -485,14 +496,10 @@ def train_embedder(crops: np.ndarray, identity: np.ndarray, steps: int, batch: i
                    seed: int, width: int = 24) -> FaceEmbedder:
     """Cosine softmax with a margin over every face (`identity`: its index per crop), with
     the classifier's augmentations."""
-    torch.manual_seed(seed)
-    rng = np.random.default_rng(seed)
-    gen = torch.Generator().manual_seed(seed)
+    rng, gen = seeded(seed)
     net = FaceEmbedder(width).to(memory_format=FAST_LAYOUT)
     head = CosineHead(int(identity.max()) + 1, EMBED_DIM, scale=24.0, margin=0.2)
-    opt = torch.optim.AdamW([*net.parameters(), *head.parameters()], lr=3e-3,
-                            weight_decay=5e-4)
-    sched = warmup_cosine(opt, steps)
+    opt, sched = adamw([*net.parameters(), *head.parameters()], steps, weight_decay=5e-4)
     net.train()
     t0 = time.time()
     for step in range(steps):
@@ -502,6 +509,77 @@ def train_embedder(crops: np.ndarray, identity: np.ndarray, steps: int, batch: i
         descend(opt, sched, loss)
         if step % 200 == 0 or step == steps - 1:
             log(f"embedder step {step}/{steps} loss {loss.item():.3f} {time.time() - t0:.0f}s")
+    return net.eval()
+
+
+# ---------------------------------------------------------------------------------------
+# Centre refiner
+# ---------------------------------------------------------------------------------------
+
+#: Where the refiner's training crops are centred: a share near a top face (a find the
+#: detector placed well), the rest anywhere within this many die sizes of one (a find on
+#: a die's edge or front face, or between two touching dice).
+REFINE_NEAR_SHARE = 0.5
+REFINE_FAR = 0.75
+#: ... and how far off the found size may be (a large die found at half its size).
+REFINE_SIZE_RANGE = (0.5, 1.6)
+
+
+def refiner_crops(scenes: Iterable[Scene], rng: np.random.Generator, per_synth_die: int,
+                  per_real_die: int) -> tuple[np.ndarray, np.ndarray]:
+    """Crops of REFINE_SPAN found sizes around places near labelled top faces, at any
+    rotation, with the target the refiner must give: the offset to the nearest top-face
+    centre in found sizes, in the crop's own (rotated) frame, and log(its size / found)."""
+    crops: list[np.ndarray] = []
+    targets: list[tuple[float, float, float]] = []
+    lo, hi = np.log(REFINE_SIZE_RANGE[0]), np.log(REFINE_SIZE_RANGE[1])
+    for image, label, source in scenes:
+        if not label.dice:
+            continue
+        centers = np.array([d.center for d in label.dice], np.float64)
+        sizes = np.array([die_size(d.box) for d in label.dice], np.float64)
+        per_die = per_real_die if source == "real" else per_synth_die
+        for centre, size in zip(centers, sizes, strict=True):
+            for _ in range(per_die):
+                if rng.random() < REFINE_NEAR_SHARE:
+                    shift = rng.normal(0, 0.06, 2)
+                else:
+                    a, r = rng.uniform(0, 2 * np.pi), REFINE_FAR * np.sqrt(rng.random())
+                    shift = r * np.array([np.cos(a), np.sin(a)])
+                place = centre + shift * size
+                found = size * float(np.exp(rng.uniform(lo, hi)))
+                nearest = int(np.argmin(np.linalg.norm(centers - place, axis=1)))
+                angle = rng.uniform(0, 360)
+                crops.append(crop_die(image, float(place[0]), float(place[1]),
+                                      REFINE_SPAN * found, angle=angle))
+                # crop_die turns the frame by `angle` about the crop centre.
+                t = np.deg2rad(angle)
+                turn = np.array([[np.cos(t), np.sin(t)], [-np.sin(t), np.cos(t)]])
+                dx, dy = turn @ (centers[nearest] - place) / found
+                targets.append((float(dx), float(dy), float(np.log(sizes[nearest] / found))))
+    return np.stack(crops), np.array(targets, np.float32)
+
+
+def train_refiner(crops: np.ndarray, targets: np.ndarray, steps: int, batch: int, seed: int,
+                  width: int) -> CentreRefiner:
+    rng, gen = seeded(seed)
+    net = CentreRefiner(width).to(memory_format=FAST_LAYOUT)
+    opt, sched = adamw(net.parameters(), steps, weight_decay=5e-4)
+    net.train()
+    t0 = time.time()
+    for step in range(steps):
+        idx = rng.integers(0, len(crops), batch)
+        x = color_jitter(crops_to_tensor(crops[idx]), gen)
+        if rng.random() < 0.3:
+            x = F.avg_pool2d(x, 3, 1, 1)  # defocus
+        pred = net(x.contiguous(memory_format=FAST_LAYOUT))
+        loss = F.smooth_l1_loss(pred, torch.from_numpy(targets[idx]), beta=0.05)
+        descend(opt, sched, loss)
+        if step % 200 == 0 or step == steps - 1:
+            with torch.no_grad():
+                err = (pred[:, :2] - torch.from_numpy(targets[idx, :2])).norm(dim=1)
+            log(f"refiner step {step}/{steps} loss {loss.item():.4f} median centre error "
+                f"{err.median().item():.3f} found sizes {time.time() - t0:.0f}s")
     return net.eval()
 
 
@@ -525,12 +603,9 @@ def augmented_batch(crops: np.ndarray, batch: int, rng: np.random.Generator,
 
 def train_classifier(crops: np.ndarray, values: np.ndarray, quality: np.ndarray, steps: int,
                      batch: int, seed: int, width: int = 24) -> FaceClassifier:
-    torch.manual_seed(seed)
-    rng = np.random.default_rng(seed)
-    gen = torch.Generator().manual_seed(seed)
+    rng, gen = seeded(seed)
     net = FaceClassifier(width).to(memory_format=FAST_LAYOUT)
-    opt = torch.optim.AdamW(net.parameters(), lr=3e-3, weight_decay=5e-4)
-    sched = warmup_cosine(opt, steps)
+    opt, sched = adamw(net.parameters(), steps, weight_decay=5e-4)
     net.train()
     t0 = time.time()
     for step in range(steps):
@@ -577,7 +652,7 @@ def save(model: onnx.ModelProto, out: Path, meta: dict[str, str]) -> None:
 
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("model", choices=["detector", "body", "classifier", "embedder"])
+    ap.add_argument("model", choices=["detector", "body", "classifier", "refiner", "embedder"])
     ap.add_argument("--data", type=Path, nargs="+", default=[])
     ap.add_argument("--real", default=None, help="real split to add (Train; never Valid)")
     ap.add_argument("--out", type=Path, required=True)
@@ -621,6 +696,15 @@ def main(argv: list[str] | None = None) -> int:
         save(with_body_head(detector, head), args.out,
              {"body_seed": str(args.seed), "body_steps": str(args.steps),
               "body_width": str(args.width)})
+    elif args.model == "refiner":
+        crops, targets = refiner_crops(scenes, np.random.default_rng(args.seed),
+                                       per_synth_die=2, per_real_die=8)
+        log(f"{len(crops)} refiner crops")
+        net = train_refiner(crops, targets, args.steps, args.batch * 4, args.seed, args.width)
+        export(net, torch.zeros(2, 3, CROP_SIZE, CROP_SIZE), args.out, ["crops"], ["refine"],
+               {"crops": {0: "n"}},
+               {**info, "span": str(REFINE_SPAN), "crop_size": str(CROP_SIZE),
+                "width": str(args.width)})
     elif args.model == "embedder":
         if not args.identity_pool:
             ap.error("the embedder needs --identity-pool")

@@ -51,3 +51,38 @@ def test_the_body_head_is_added_beside_the_detectors_own_output() -> None:
     assert [o.name for o in again.graph.output] == ["out", "body"]
     assert np.array_equal(out, plain[0]) and body.shape == (1, 2, 24, 32)
     assert {p.key for p in merged.metadata_props} >= {"long_side", "stride"}
+
+
+def test_the_refiners_targets_point_at_the_top_face_in_the_turned_crop() -> None:
+    """`train.py refiner`: whatever the crop's place, size and turn, its target must lead
+    from the crop centre to the die's top-face centre, at the die's size (only where
+    PyTorch, the `train` extra, is installed)."""
+    pytest.importorskip("torch")
+    import numpy as np
+    import train
+
+    from vision.preprocess import CROP_SIZE, REFINE_SPAN
+    from vision.reading import DieLabel, SceneLabel
+
+    image = np.full((300, 400, 3), 60, np.uint8)
+    image[130:170, 180:220] = 255  # one die, 40 px, top face centred on (200, 150)
+    image[147:154, 197:204] = (0, 0, 255)  # a red mark centred on (200, 150)
+    label = SceneLabel("one.jpg", 400, 300, (DieLabel(3, (180, 130, 220, 170), (200, 150)),))
+    crops, targets = train.refiner_crops([(image, label, "synth")], np.random.default_rng(1),
+                                         per_synth_die=40, per_real_die=0)
+    assert crops.shape == (40, CROP_SIZE, CROP_SIZE, 3) and targets.shape == (40, 3)
+    found_px = CROP_SIZE / REFINE_SPAN  # one found size, in crop pixels
+    far = 0
+    for crop, (dx, dy, log_size) in zip(crops, targets, strict=True):
+        x, y = CROP_SIZE / 2 + dx * found_px, CROP_SIZE / 2 + dy * found_px
+        if not (4 <= x < CROP_SIZE - 4 and 4 <= y < CROP_SIZE - 4):
+            continue
+        c = crop.astype(int)
+        ys, xs = np.nonzero(c[..., 2] - c[..., 1] > 40)  # the red mark
+        assert len(xs) and np.hypot(xs.mean() - x, ys.mean() - y) < 1.0, (dx, dy)
+        die_px = found_px * np.exp(log_size)  # the die's side in the crop
+        white = (crop.min(axis=2) > 200).sum()
+        if die_px < 0.8 * CROP_SIZE / 1.5 and np.hypot(dx, dy) < 0.3:
+            assert white == pytest.approx(die_px ** 2, rel=0.25)  # turned: corners cut
+        far += np.hypot(dx, dy) > 0.2
+    assert far >= 5  # some crops were placed well off the top face

@@ -13,6 +13,7 @@ MODELS_DIR = Path(os.environ.get("KNIFFEL_MODELS",
 DETECTOR_PATH = MODELS_DIR / "detector.onnx"
 CLASSIFIER_PATH = MODELS_DIR / "classifier.onnx"
 EMBEDDER_PATH = MODELS_DIR / "embedder.onnx"
+REFINER_PATH = MODELS_DIR / "refiner.onnx"
 
 
 class ModelMissingError(RuntimeError):

@@ -14,6 +14,8 @@ DETECTOR_STRIDE = 4
 CROP_SIZE = 64
 #: A crop spans this many times the die's body size, centred on its top face.
 CROP_SCALE = 1.0
+#: The centre refiner's crop spans this many found sizes around a find.
+REFINE_SPAN = 2.0
 
 
 def detector_scale(width: int, height: int, long_side: int = DETECTOR_LONG_SIDE) -> float:

@@ -13,6 +13,7 @@ from vision.detector import Candidate, decode, suppress
 from vision.preprocess import DETECTOR_STRIDE, crop_die, detector_input
 from vision.reader import Reader
 from vision.reading import TRUST_CONFIDENCE
+from vision.refiner import moved
 from vision.teach import (
     PATCH_PIXELS,
     ROTATIONS,
@@ -465,3 +466,77 @@ def test_detector_looks_again_at_small_dice(die_px: float, passes: int) -> None:
     if passes == 2:
         assert shapes[1][3] > shapes[0][3]  # the second look is larger
     assert found.size == pytest.approx(die_px, rel=0.05)
+
+
+class ShiftingRefiner:
+    """Moves every find by a fixed share of its size to the right."""
+
+    def __init__(self, dx: float) -> None:
+        self.dx = dx
+
+    def refine(self, frame_bgr: np.ndarray, candidates: list[Candidate]) -> list[Candidate]:
+        return [moved(c, self.dx, 0.0, 0.0) for c in candidates]
+
+
+def test_a_refined_find_moves_and_scales_within_what_the_refiner_was_trained_for() -> None:
+    c = cand(100, 100, size=40)
+    m = moved(c, 0.25, -0.5, float(np.log(1.5)))
+    assert (m.x, m.y, m.size, m.score) == (110, 80, pytest.approx(60), c.score)
+    assert (m.box[0] + m.box[2]) / 2 == pytest.approx(110)
+    assert moved(c, 0.8, 0.0, 0.0) == c  # farther than it was trained to move
+    assert moved(c, 0.0, 0.0, float(np.log(3.0))) == c  # a size it cannot tell
+
+
+def pip_row(value: int, p: float) -> list[float]:
+    row = [(1 - p) / 5 if isinstance(face, int) else 0.0 for face in FACES]
+    row[FACES.index(value)] = p
+    return row
+
+
+class ReadsByPlace:
+    """A classifier that reads "2" at a crop with a bright centre (sure if it is white),
+    else "1" (unsure)."""
+
+    def classify(self, crops: list[np.ndarray]) -> FaceScores:
+        centres = [float(c[28:36, 28:36].mean()) for c in crops]
+        return FaceScores(np.array([pip_row(1, 0.6) if m <= 200 else
+                                    pip_row(2, 0.99 if m > 250 else 0.95) for m in centres]),
+                          np.array([quality() for _ in crops]))
+
+
+@pytest.mark.parametrize(("shift", "value", "confidence", "x"), [
+    (0.0, 1, 0.6, 100),  # not moved: not read again
+    (0.02, 1, 0.6, 100),  # moved too little to read again (nor to be worth moving)
+    (0.5, 2, 0.4, 120),  # moved onto the bright face: the surer read's value, no surer
+])                       # than the other read was unsure
+def test_a_find_the_refiner_moves_is_read_again_where_it_was_put(
+        shift: float, value: int, confidence: float, x: float) -> None:
+    frame = FRAME.copy()
+    frame[90:110, 110:130] = 255  # the top face, half a die size right of the find
+    reader = Reader(FixedDetector([cand(100, 100, size=40)]), ReadsByPlace(), "pips",
+                    refiner=ShiftingRefiner(shift))
+    (die,) = reader.read(frame).dice
+    assert die.value == value and die.confidence == pytest.approx(confidence, abs=1e-6)
+    assert die.x == pytest.approx(x)
+    assert die.flag == "unreadable"  # asked either way
+
+
+def test_a_surer_first_read_keeps_its_value_when_the_second_differs() -> None:
+    frame = FRAME.copy()
+    frame[90:110, 90:110] = 255  # bright where the die was found, not where it is moved
+    reader = Reader(FixedDetector([cand(100, 100, size=40)]), ReadsByPlace(), "pips",
+                    refiner=ShiftingRefiner(0.5))
+    (die,) = reader.read(frame).dice
+    assert (die.value, die.flag) == (2, "unreadable")
+    assert die.confidence == pytest.approx(0.4, abs=1e-6)
+
+
+def test_a_second_read_that_agrees_leaves_the_less_sure_confidence() -> None:
+    frame = FRAME.copy()
+    frame[80:120, 80:105] = 230  # bright at the find (read 2 at 0.95) ...
+    frame[80:120, 105:140] = 255  # ... and white where it is moved (read 2 at 0.99)
+    reader = Reader(FixedDetector([cand(100, 100, size=40)]), ReadsByPlace(), "pips",
+                    refiner=ShiftingRefiner(0.25))
+    (die,) = reader.read(frame).dice
+    assert (die.value, die.flag, die.x) == (2, None, 110)
+    assert die.confidence == pytest.approx(0.95, abs=1e-6)
