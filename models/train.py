@@ -646,7 +646,11 @@ def save(model: onnx.ModelProto, out: Path, meta: dict[str, str]) -> None:
     for key, value in meta.items():
         entry = model.metadata_props.add()
         entry.key, entry.value = key, value
-    onnx.save(model, str(out))
+    # Written beside and moved into place: a step reading the file meanwhile (make models
+    # trains the classifier beside the body head) never sees half of it.
+    part = out.with_name(out.name + ".part")
+    onnx.save(model, str(part))
+    part.replace(out)
     log(f"wrote {out} ({out.stat().st_size / 1e6:.2f} MB)")
 
 
