@@ -38,17 +38,23 @@ class OnnxRefiner:
             return []
         crops = [crop_die(frame_bgr, c.x, c.y, REFINE_SPAN * c.size) for c in candidates]
         (out,) = self.session.run(["refine"], {"crops": crops_tensor(crops)})
-        return [moved(c, *map(float, row)) for c, row in zip(candidates, out, strict=True)]
+        height, width = frame_bgr.shape[:2]
+        return [moved(c, *map(float, row), width=width, height=height)
+                for c, row in zip(candidates, out, strict=True)]
 
 
-def moved(candidate: Candidate, dx: float, dy: float, log_scale: float) -> Candidate:
+def moved(candidate: Candidate, dx: float, dy: float, log_scale: float, width: float,
+          height: float) -> Candidate:
     """`candidate` moved by (dx, dy) found sizes and scaled by exp(log_scale) — unless the
-    move or the scale is beyond what the refiner was trained to say."""
+    move or the scale is beyond what the refiner was trained to say, or the move leaves
+    the frame (width × height): a top face out of sight cannot be read."""
     scale = float(np.exp(log_scale))
     if np.hypot(dx, dy) > MAX_MOVE or not 1 / MAX_RESIZE <= scale <= MAX_RESIZE:
         return candidate
     size = candidate.size
     x, y = candidate.x + dx * size, candidate.y + dy * size
+    if not (0 <= x < width and 0 <= y < height):
+        return candidate
     x0, y0, x1, y1 = candidate.box
     half_w, half_h = (x1 - x0) * scale / 2, (y1 - y0) * scale / 2
     return dataclasses.replace(candidate, x=x, y=y,

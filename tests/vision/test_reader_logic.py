@@ -475,16 +475,19 @@ class ShiftingRefiner:
         self.dx = dx
 
     def refine(self, frame_bgr: np.ndarray, candidates: list[Candidate]) -> list[Candidate]:
-        return [moved(c, self.dx, 0.0, 0.0) for c in candidates]
+        h, w = frame_bgr.shape[:2]
+        return [moved(c, self.dx, 0.0, 0.0, w, h) for c in candidates]
 
 
 def test_a_refined_find_moves_and_scales_within_what_the_refiner_was_trained_for() -> None:
     c = cand(100, 100, size=40)
-    m = moved(c, 0.25, -0.5, float(np.log(1.5)))
+    m = moved(c, 0.25, -0.5, float(np.log(1.5)), 640, 480)
     assert (m.x, m.y, m.size, m.score) == (110, 80, pytest.approx(60), c.score)
     assert (m.box[0] + m.box[2]) / 2 == pytest.approx(110)
-    assert moved(c, 0.8, 0.0, 0.0) == c  # farther than it was trained to move
-    assert moved(c, 0.0, 0.0, float(np.log(3.0))) == c  # a size it cannot tell
+    assert moved(c, 0.8, 0.0, 0.0, 640, 480) == c  # farther than it was trained to move
+    assert moved(c, 0.0, 0.0, float(np.log(3.0)), 640, 480) == c  # a size it cannot tell
+    edge = cand(10, 100, size=40)
+    assert moved(edge, -0.5, 0.0, 0.0, 640, 480) == edge  # out of the frame
 
 
 def pip_row(value: int, p: float) -> list[float]:
