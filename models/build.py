@@ -107,8 +107,8 @@ def main() -> int:
         # The rest needs the detector at most, not each other: two lanes of one thread
         # each. Small networks use a second thread poorly (on the 2-core development
         # machine a classifier step takes 167 ms on two threads, 257 ms on one, and about
-        # as long with another training beside it), so two lanes finish about a quarter
-        # sooner than the steps one after another.
+        # as long with another training beside it), so the two lanes take a little over
+        # half the time of the steps one after another (24 against about 43 minutes).
         classifier = subprocess.Popen(command("classifier", threads=1), cwd=ROOT)
         try:
             for step in ("body", "refiner", "embedder"):

@@ -1,4 +1,4 @@
-"""The two networks, small enough for one core of a Raspberry Pi.
+"""The networks, each small enough for one core of a Raspberry Pi.
 
 - DiceDetector: fully convolutional; for each cell of a stride-4 grid it predicts whether a
   die's top face is centred there (heatmap), the sub-cell offset of that centre and the size

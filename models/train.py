@@ -56,6 +56,7 @@ from vision.preprocess import (  # noqa: E402
     detector_scale,
 )
 from vision.reading import SceneLabel, load_labels  # noqa: E402
+from vision.refiner import MAX_MOVE  # noqa: E402
 
 
 def log(msg: str) -> None:
@@ -517,10 +518,10 @@ def train_embedder(crops: np.ndarray, identity: np.ndarray, steps: int, batch: i
 # ---------------------------------------------------------------------------------------
 
 #: Where the refiner's training crops are centred: a share near a top face (a find the
-#: detector placed well), the rest anywhere within this many die sizes of one (a find on
-#: a die's edge or front face, or between two touching dice).
+#: detector placed well), the rest anywhere within as many die sizes of one as the reader
+#: believes a move (a find on a die's edge or front face, or between two touching dice).
 REFINE_NEAR_SHARE = 0.5
-REFINE_FAR = 0.75
+REFINE_FAR = MAX_MOVE
 #: ... and how far off the found size may be (a large die found at half its size).
 REFINE_SIZE_RANGE = (0.5, 1.6)
 

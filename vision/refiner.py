@@ -18,8 +18,8 @@ from vision.detector import Candidate
 from vision.models import REFINER_PATH, open_session
 from vision.preprocess import REFINE_SPAN, crop_die, crops_tensor
 
-#: A move longer than this (in found sizes) is not believed: the refiner was trained on
-#: finds at most 0.75 die sizes from a top face; farther, it guesses.
+#: A move longer than this (in found sizes) is not believed: the refiner is trained on
+#: finds at most this many die sizes from a top face (models/train.py); farther, it guesses.
 MAX_MOVE = 0.75
 #: A size change beyond this factor either way is not believed either.
 MAX_RESIZE = 2.0
