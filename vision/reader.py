@@ -12,6 +12,7 @@ stacked, cut by the frame edge, or its face cannot be read with confidence.
 from __future__ import annotations
 
 import contextlib
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Protocol
@@ -169,12 +170,12 @@ class Reader:
         values, probs, recognised = self._values(scores, crops)
         if self.refiner is not None and candidates:
             candidates, values, probs, recognised = self._second_look(
-                self.refiner, frame_bgr, candidates, crops, scores, (values, probs, recognised))
+                self.refiner, frame_bgr, candidates, scores, (values, probs, recognised))
         return self._judge(frame_bgr.shape[1], frame_bgr.shape[0], candidates, scores,
                            values, probs, recognised)
 
     def _second_look(self, refiner: Refiner, frame_bgr: np.ndarray,
-                     candidates: list[Candidate], crops: list[np.ndarray], scores: FaceScores,
+                     candidates: list[Candidate], scores: FaceScores,
                      first: tuple[list[DieValue], np.ndarray, np.ndarray]
                      ) -> tuple[list[Candidate], list[DieValue], np.ndarray, np.ndarray]:
         """Each find the refiner moved onto a top face (or resized) is read again there.
@@ -183,38 +184,38 @@ class Reader:
         table asks: a second look may mend a misread, never make a confident one. Returns
         the finds where the refiner put them, with their values, probabilities and whether
         a taught set recognises them."""
-        values, probs, recognised = list(first[0]), first[1].copy(), first[2].copy()
         refined = refiner.refine(frame_bgr, candidates)
         cfg = self.judge
         again = [i for i, (c, r) in enumerate(zip(candidates, refined, strict=True))
                  if np.hypot(r.x - c.x, r.y - c.y) >= cfg.refine_move * c.size
                  or max(r.size / c.size, c.size / r.size) >= cfg.refine_resize]
+        values, probs, recognised = list(first[0]), first[1].copy(), first[2].copy()
         if not again:
             return candidates, values, probs, recognised
-        crops2 = list(crops)
-        for i in again:
-            crops2[i] = crop_die(frame_bgr, refined[i].x, refined[i].y, refined[i].size)
-        value2 = scores.value.copy()
-        value2[again] = self.classifier.classify([crops2[i] for i in again]).value
-        values2, probs2, recognised2 = self._values(FaceScores(value2, scores.quality), crops2)
-        for i in again:
-            if values2[i] == values[i]:
-                probs[i] = min(probs[i], probs2[i])
-            elif probs[i] >= probs2[i]:
-                probs[i] = min(probs[i], 1.0 - probs2[i])
-            else:
-                values[i] = values2[i]
-                probs[i] = min(probs2[i], 1.0 - probs[i])
-            recognised[i] = recognised[i] or recognised2[i]
+        crops2 = [crop_die(frame_bgr, refined[i].x, refined[i].y, refined[i].size)
+                  for i in again]
+        looked = self.classifier.classify(crops2)
+        frame_values = scores.value.copy()
+        frame_values[again] = looked.value
+        values2, probs2, recognised2 = self._values(looked, crops2, frame_values)
+        chosen, chosen_probs = reconciled([values[i] for i in again], probs[again], values2,
+                                          probs2, np.minimum)
+        for i, value in zip(again, chosen, strict=True):
+            values[i] = value
+        probs[again] = chosen_probs
+        recognised[again] |= recognised2
         moved = [refined[i] if i in again else c for i, c in enumerate(candidates)]
         return moved, values, probs, recognised
 
     # ---- stage 3 --------------------------------------------------------------------
 
-    def _values(self, scores: FaceScores, crops: list[np.ndarray]
+    def _values(self, scores: FaceScores, crops: list[np.ndarray],
+                frame_values: np.ndarray | None = None
                 ) -> tuple[list[DieValue], np.ndarray, np.ndarray]:
         """The value of every crop and its probability, within the dice set, and whether a
-        taught set recognises the crop as one of its dice."""
+        taught set recognises the crop as one of its dice. `frame_values`: the value
+        probabilities of all the frame's finds where the crops are only some of them
+        ("auto" decides between pips and animals for the whole frame)."""
         if not crops:
             return [], np.zeros(0), np.zeros(0, bool)
         if not isinstance(self.dice_set, str):
@@ -230,8 +231,9 @@ class Reader:
             use = slice(n_pips, len(FACES))
         else:
             # A table plays with one kind of dice: decide for the whole frame.
-            pips = float(p[:, :n_pips].sum())
-            use = slice(0, n_pips) if pips >= float(p[:, n_pips:].sum()) else \
+            frame = p if frame_values is None else frame_values
+            pips = float(frame[:, :n_pips].sum())
+            use = slice(0, n_pips) if pips >= float(frame[:, n_pips:].sum()) else \
                 slice(n_pips, len(FACES))
         values, probs = most_likely(p, use)
         return values, probs, np.zeros(len(values), bool)
@@ -311,12 +313,23 @@ def checked_by_pip_reading(values: list[DieValue], probs: np.ndarray, value_prob
     surer read 2.3 points more dice right (mean of the sets) with the same silent errors and
     asks; the real dice taught from Train photos 98.83 → 100 %."""
     counts, sure = most_likely(value_probs, slice(0, len(PIP_VALUES)))
-    agree = np.array([v == c for v, c in zip(values, counts, strict=True)])
-    counted_wins = ~agree & (sure > probs)
-    chosen = [c if win else v for v, c, win in zip(values, counts, counted_wins, strict=True)]
-    return chosen, np.where(agree, np.maximum(probs, sure),
-                            np.where(counted_wins, np.minimum(sure, 1.0 - probs),
-                                     np.minimum(probs, 1.0 - sure)))
+    return reconciled(values, probs, counts, sure, np.maximum)
+
+
+def reconciled(first: list[DieValue], first_probs: np.ndarray, second: list[DieValue],
+               second_probs: np.ndarray,
+               when_agreed: Callable[[np.ndarray, np.ndarray], np.ndarray]
+               ) -> tuple[list[DieValue], np.ndarray]:
+    """Two reads of the same dice, one value and probability per die: where they agree,
+    `when_agreed` of the two probabilities (np.maximum, np.minimum); where they differ the
+    surer read gives the value, no surer than the other read is unsure, so the table asks
+    (on a tie the first read stands)."""
+    agree = np.array([a == b for a, b in zip(first, second, strict=True)], bool)
+    second_wins = ~agree & (second_probs > first_probs)
+    chosen = [b if win else a for a, b, win in zip(first, second, second_wins, strict=True)]
+    return chosen, np.where(agree, when_agreed(first_probs, second_probs),
+                            np.where(second_wins, np.minimum(second_probs, 1.0 - first_probs),
+                                     np.minimum(first_probs, 1.0 - second_probs)))
 
 
 def overlapped_by_stronger(candidates: list[Candidate], overlap: float,
