@@ -276,3 +276,22 @@ def test_registered_art_sets_render_with_their_own_faces(tmp_path: Path) -> None
     finally:
         ART_SETS.pop("testpool", None)
         ART_SHEETS.pop("testpool", None)
+
+
+@pytest.mark.parametrize("photo, lighting, readable", [
+    (Photo(), Lighting(elevation_deg=80, ambient=0.6), True),
+    (Photo(noise=0.03, jpeg_quality=80), Lighting(elevation_deg=80, ambient=0.6), True),
+    # a die far too dark for its sensor noise: nobody can count its pips
+    (Photo(noise=0.08), Lighting(elevation_deg=80, ambient=0.6, exposure=0.05), False),
+    # the same sensor noise, out of focus by more than a pip's size
+    (Photo(noise=0.03, blur_px=4.0), Lighting(elevation_deg=80, ambient=0.6), False),
+])
+def test_a_top_face_the_photo_does_not_show_is_flagged_unreadable(
+        photo: Photo, lighting: Lighting, readable: bool) -> None:
+    """The label says "unreadable" when the photo does not tell the top face from the
+    die's other faces (renderer._legibility), whatever the die's pose."""
+    scene = _topdown_scene((Die(5, 0.0, 0.0, yaw_deg=10.0, size_mm=12.0, style=PLAIN),),
+                           distance_mm=400.0)
+    _, label = render(dataclasses.replace(scene, photo=photo, lighting=lighting))
+    assert len(label.dice) == 1
+    assert (label.dice[0].flag is None) == readable
