@@ -560,7 +560,6 @@ def _draw_die(ctx: _Ctx, index: int, die: Die, pose: DiePose) -> _DieDraw:
     gloss = style.gloss * ctx.gloss
     for f in visible:
         n, u, v = pose.face_axes(f)
-        albedo, opacity = face_texture(style, f, tex)
         nl, ul, vl = float(n @ light), float(u @ light), float(v @ light)
         diff = np.maximum((nl + k[None, :] * ul + k[:, None] * vl) * inv, 0)
         fc = pose.face_center(f)
@@ -574,10 +573,7 @@ def _draw_die(ctx: _Ctx, index: int, die: Die, pose: DiePose) -> _DieDraw:
         if sres != tex:
             shading = cv2.resize(shading, (tex, tex), interpolation=cv2.INTER_LINEAR)
         lum3 = cv2.merge([shading[..., 0]] * 3)
-        rgb = cv2.multiply(albedo, lum3)
-        if translucent:  # scattered light makes the body glow a little
-            rgb += albedo * (0.3 * (1 - opacity))[..., None]
-        alpha = cover * opacity
+        rgb, alpha = _lit_face(style, f, tex, lum3, cover)
         spec_c = shading[..., 1] * cover
         premul = cv2.merge([rgb[..., 0] * alpha + spec_c, rgb[..., 1] * alpha + spec_c,
                             rgb[..., 2] * alpha + spec_c, alpha])
@@ -586,22 +582,31 @@ def _draw_die(ctx: _Ctx, index: int, die: Die, pose: DiePose) -> _DieDraw:
         _blit(ctx, premul, quad, roi)
         _fill_ids(ctx.ids, quad, base_id + f)
         if under is not None:
-            out.marks = np.stack([_face_difference(style, g, tex, rgb, alpha, lum3, quad, roi,
-                                                   under) for g in range(6) if g != top])
+            out.marks = np.stack([_face_difference(style, g, tex, rgb, alpha, lum3, cover,
+                                                   quad, roi, under)
+                                  for g in range(6) if g != top])
             out.marks_roi = roi
     return out
 
 
+def _lit_face(style: DieStyle, face: int, tex: int, lum3: np.ndarray, cover: np.ndarray
+              ) -> tuple[np.ndarray, np.ndarray]:
+    """Face `face` of a die painted in the light `lum3` (per texel): its colour and its
+    alpha (`cover`: the rounded face's outline)."""
+    albedo, opacity = face_texture(style, face, tex)
+    rgb = cv2.multiply(albedo, lum3)
+    if style.opacity < 0.999:  # translucent: scattered light makes the body glow a little
+        rgb += albedo * (0.3 * (1 - opacity))[..., None]
+    return rgb, cover * opacity
+
+
 def _face_difference(style: DieStyle, other: int, tex: int, rgb: np.ndarray,
-                     alpha: np.ndarray, lum3: np.ndarray, quad: np.ndarray,
-                     roi: tuple[int, int, int, int], under: np.ndarray) -> np.ndarray:
+                     alpha: np.ndarray, lum3: np.ndarray, cover: np.ndarray,
+                     quad: np.ndarray, roi: tuple[int, int, int, int],
+                     under: np.ndarray) -> np.ndarray:
     """The drawn top face (`rgb`, `alpha`, over `under`: what lay there before) minus the
     same face painted as face `other`, in the ROI (linear light)."""
-    albedo, opacity = face_texture(style, other, tex)
-    rgb_other = cv2.multiply(albedo, lum3)
-    if style.opacity < 0.999:
-        rgb_other += albedo * (0.3 * (1 - opacity))[..., None]
-    alpha_other = rounded_cover(tex, round(style.corner, 3)) * opacity
+    rgb_other, alpha_other = _lit_face(style, other, tex, lum3, cover)
     diff = np.dstack([rgb * alpha[..., None] - rgb_other * alpha_other[..., None],
                       alpha_other - alpha])
     warped = _warp(np.ascontiguousarray(diff, np.float32), quad, roi)
@@ -862,6 +867,20 @@ def _optics(img: np.ndarray, scene: Scene, falloff: np.ndarray | None) -> np.nda
     return img
 
 
+#: The sensor's colour noise: this share of `Photo.noise`, drawn on cells of this many pixels.
+CHROMA_NOISE = 0.7
+CHROMA_CELL = 4
+
+
+def _luminance_noise(gray: np.ndarray, noise: float) -> np.ndarray:
+    """The standard deviation of the sensor's grey noise at each pixel: it grows with the
+    light (`gray`, 0..1) from a floor, as a camera's shot and read noise do."""
+    sig = cv2.sqrt(np.clip(gray, 0, 1))
+    sig *= 0.8 * noise
+    sig += 0.6 * noise
+    return sig
+
+
 @dataclass
 class _Exposure:
     out: np.ndarray  # the photo: uint8 BGR
@@ -877,13 +896,10 @@ def _photo(img: np.ndarray, scene: Scene, rng: np.random.Generator) -> _Exposure
     linear = _optics(img, scene, falloff)
     img = linear.copy()
     if ph.noise > 0:
-        gray = cv2.cvtColor(img, cv2.COLOR_BGR2GRAY)
-        sig = cv2.sqrt(np.clip(gray, 0, 1))
-        sig *= 0.8 * ph.noise
-        sig += 0.6 * ph.noise
+        sig = _luminance_noise(cv2.cvtColor(img, cv2.COLOR_BGR2GRAY), ph.noise)
         sig *= _noise_field(rng, h, w)
-        hh, ww = max(2, h // 4), max(2, w // 4)
-        ch = np.dstack([_noise_field(rng, hh, ww) for _ in range(3)]) * (ph.noise * 0.7)
+        hh, ww = max(2, h // CHROMA_CELL), max(2, w // CHROMA_CELL)
+        ch = np.dstack([_noise_field(rng, hh, ww) for _ in range(3)]) * (ph.noise * CHROMA_NOISE)
         ch = cv2.resize(ch, (w, h), interpolation=cv2.INTER_LINEAR)
         cv2.add(ch, cv2.merge([sig, sig, sig]), dst=ch)
         cv2.add(img, ch, dst=img)
@@ -932,11 +948,10 @@ def _legibility(scene: Scene, draws: dict[int, _DieDraw], ids: np.ndarray,
         pad = ((y0 - ry0, ry1 - y1), (x0 - rx0, rx1 - x1), (0, 0))
         linear = exposure.linear[ry0:ry1, rx0:rx1]
         falloff = None if exposure.falloff is None else exposure.falloff[ry0:ry1, rx0:rx1]
-        gray = np.clip(cv2.cvtColor(linear, cv2.COLOR_BGR2GRAY), 0, 1)
-        lum_noise = (0.8 * np.sqrt(gray) + 0.6) * ph.noise  # the same in every channel
-        # the chroma noise is drawn at a quarter of the resolution: about a sixteenth of
-        # its variance falls on one small mark's pixels
-        var = (0.7 * ph.noise) ** 2 / 16 + SEEING_FLOOR ** 2
+        lum_noise = _luminance_noise(cv2.cvtColor(linear, cv2.COLOR_BGR2GRAY), ph.noise)
+        # the chroma noise is drawn on cells of CHROMA_CELL pixels: about 1 / CHROMA_CELL²
+        # of its variance falls on one small mark's pixels
+        var = (CHROMA_NOISE * ph.noise) ** 2 / CHROMA_CELL ** 2 + SEEING_FLOOR ** 2
         s2 = lum_noise ** 2
         d2 = []
         for marks in d.marks:
