@@ -93,7 +93,7 @@ def main() -> int:
         if step == "classifier":
             return [*train, "classifier", *common, "--out", str(MODELS / "classifier.onnx"),
                     "--steps", str(args.classifier_steps), "--batch", "32", "--seed", "12",
-                    "--hard-negatives", str(MODELS / "detector.onnx")]
+                    "--hard-negatives", str(MODELS / "detector.onnx"), "--upright"]
         return [*train, "embedder", *common, "--identity-pool", str(art_pool()),
                 "--identity-scenes", str(args.embedder_scenes), "--width",
                 str(args.embedder_width), "--out", str(MODELS / "embedder.onnx"), "--steps",

@@ -54,6 +54,7 @@ from vision.preprocess import (  # noqa: E402
     REFINE_SPAN,
     crop_die,
     detector_scale,
+    upright_angle,
 )
 from vision.reading import SceneLabel, load_labels  # noqa: E402
 from vision.refiner import MAX_MOVE  # noqa: E402
@@ -374,9 +375,14 @@ QUALITY_OF_FLAG = {None: "ok", "tilted": "tilted", "stacked": "stacked",
                    "unreadable": "unreadable"}
 
 
+#: Degrees (one standard deviation) an upright crop is turned off upright in training: the
+#: reader turns by the detector's estimate of the body offset, which is off by about that.
+UPRIGHT_JITTER = 12.0
+
+
 def classifier_crops(scenes: Iterable[Scene], rng: np.random.Generator,
                      per_synth_die: int, per_real_die: int, negatives_per_scene: int,
-                     detector: object | None = None
+                     detector: object | None = None, turn_upright: bool = False
                      ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Jittered crops around labelled top faces, plus crops that show no die: random
     places, places beside a die, and (with a trained detector) the detector's own false
@@ -392,10 +398,15 @@ def classifier_crops(scenes: Iterable[Scene], rng: np.random.Generator,
             if die.flag not in QUALITY_OF_FLAG:
                 continue  # cut by the frame: the judge decides by geometry, not the crop
             size = die_size(die.box)
+            upright = upright_angle((((die.box[0] + die.box[2]) / 2 - die.center[0]) / size,
+                                     ((die.box[1] + die.box[3]) / 2 - die.center[1]) / size)
+                                    ) if turn_upright else None
             for _ in range(per_die):
                 jitter = rng.normal(0, 0.06, 2) * size
+                angle = rng.uniform(0, 360) if upright is None else \
+                    upright + rng.normal(0, UPRIGHT_JITTER)
                 crops.append(crop_die(image, die.center[0] + jitter[0], die.center[1] + jitter[1],
-                                      size * rng.uniform(0.85, 1.2), angle=rng.uniform(0, 360)))
+                                      size * rng.uniform(0.85, 1.2), angle=angle))
                 values.append(face_index(die.value))
                 quality.append(QUALITY.index(QUALITY_OF_FLAG[die.flag]))
         typical = float(np.median(sizes))
@@ -423,8 +434,10 @@ def classifier_crops(scenes: Iterable[Scene], rng: np.random.Generator,
                         if np.hypot(cand.x - d.center[0], cand.y - d.center[1])
                         < 0.5 * die_size(d.box)]
                 if not near:
+                    upright = upright_angle(cand.body) if turn_upright else None
                     crops.append(crop_die(image, cand.x, cand.y, cand.size,
-                                          angle=rng.uniform(0, 360)))
+                                          angle=rng.uniform(0, 360) if upright is None else
+                                          upright + rng.normal(0, UPRIGHT_JITTER)))
                     values.append(-1)
                     quality.append(QUALITY.index("no_die"))
     return np.stack(crops), np.array(values, np.int64), np.array(quality, np.int64)
@@ -673,6 +686,9 @@ def main(argv: list[str] | None = None) -> int:
                     help="embedder: the art pool to paint dice with "
                          "(models/make_animal_art.py --pool)")
     ap.add_argument("--identity-scenes", type=int, default=3000)
+    ap.add_argument("--upright", action="store_true",
+                    help="classifier: cut dice seen at an angle upright (vision.preprocess."
+                         "upright_angle) instead of at a random turn")
     ap.add_argument("--hard-negatives", type=Path, default=None, metavar="DETECTOR.onnx",
                     help="classifier: add the false finds of this detector as negatives")
     args = ap.parse_args(argv)
@@ -740,14 +756,15 @@ def main(argv: list[str] | None = None) -> int:
             detector = OnnxDetector(args.hard_negatives, threads=args.threads)
         crops, values, quality = classifier_crops(scenes, rng, per_synth_die=3,
                                                   per_real_die=10, negatives_per_scene=3,
-                                                  detector=detector)
+                                                  detector=detector, turn_upright=args.upright)
         log(f"{len(crops)} crops ({int((values >= 0).sum())} with a value)")
         net = train_classifier(crops, values, quality, args.steps, args.batch * 4, args.seed,
                                args.width)
         export(net, torch.zeros(2, 3, CROP_SIZE, CROP_SIZE), args.out, ["crops"],
                ["value", "quality"], {"crops": {0: "n"}},
                {**info, "faces": json.dumps(FACES), "quality": json.dumps(QUALITY),
-                "crop_size": str(CROP_SIZE), "width": str(args.width)})
+                "crop_size": str(CROP_SIZE), "width": str(args.width),
+                "upright": str(int(args.upright))})
     return 0
 
 

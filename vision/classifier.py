@@ -7,13 +7,14 @@ stacked, unreadable, no die). Taught dice sets are read by the embedder (vision/
 from __future__ import annotations
 
 import json
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
 
 from vision.models import CLASSIFIER_PATH, metadata, open_session
-from vision.preprocess import checked_views, quarter_turns
+from vision.preprocess import checked_views, mirrored, quarter_turns
 from vision.reading import ANIMALS, PIP_VALUES, DieValue
 
 FACES: tuple[DieValue, ...] = PIP_VALUES + ANIMALS
@@ -44,17 +45,32 @@ class OnnxClassifier:
         self.views = checked_views(views)
         self.session = open_session(path, threads)
         meta = metadata(self.session)
+        #: Trained on dice seen at an angle cut upright (vision.preprocess.upright_angle;
+        #: `train.py classifier --upright`): the reader cuts them so and says which crops
+        #: it turned (`classify`'s `turned`).
+        self.upright = meta.get("upright") == "1"
         faces = json.loads(meta.get("faces", "[]"))
         quality = json.loads(meta.get("quality", "[]"))
         if [str(f) for f in FACES] != faces or list(QUALITY) != quality:
             raise ValueError(f"{path}: model outputs {faces} / {quality} do not match this "
                              f"program's {FACES} / {QUALITY}: run `make models`")
 
-    def classify(self, crops: list[np.ndarray]) -> FaceScores:
+    def classify(self, crops: list[np.ndarray], turned: Sequence[bool] | None = None
+                 ) -> FaceScores:
+        """Value and quality probabilities of each crop. A crop the reader `turned` upright
+        is read as it is and mirrored (both keep it upright), the others in quarter turns."""
+        n = len(crops)
         if not crops:
             return FaceScores(np.zeros((0, len(FACES))), np.zeros((0, len(QUALITY))))
-        value, quality = self.session.run(["value", "quality"],
-                                          {"crops": quarter_turns(crops, self.views)})
-        n, k = len(crops), self.views
-        return FaceScores(softmax(value).reshape(k, n, -1).mean(axis=0),
-                          softmax(quality).reshape(k, n, -1).mean(axis=0))
+        up = [i for i in range(n) if turned is not None and turned[i]]
+        flat = [i for i in range(n) if turned is None or not turned[i]]
+        value = np.zeros((n, len(FACES)))
+        quality = np.zeros((n, len(QUALITY)))
+        for rows, batch, k in (
+                (up, mirrored([crops[i] for i in up]), 2),
+                (flat, quarter_turns([crops[i] for i in flat], self.views), self.views)):
+            if rows:
+                v, q = self.session.run(["value", "quality"], {"crops": batch})
+                value[rows] = softmax(v).reshape(k, len(rows), -1).mean(axis=0)
+                quality[rows] = softmax(q).reshape(k, len(rows), -1).mean(axis=0)
+        return FaceScores(value, quality)

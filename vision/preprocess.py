@@ -3,6 +3,8 @@ exactly these functions, so what the models learned is what they are shown."""
 
 from __future__ import annotations
 
+import math
+
 import cv2
 import numpy as np
 
@@ -43,6 +45,23 @@ def to_tensor(image_bgr: np.ndarray) -> np.ndarray:
     return np.ascontiguousarray(rgb.transpose(2, 0, 1)[None])
 
 
+#: A classifier trained on upright crops (`train.py classifier --upright`) reads dice whose
+#: body lies at least this far (in die sizes) from the centre of their top face cut upright:
+#: turned so that the body lies below the top face in the crop. Below it the detector's
+#: body offset points too uncertainly, and such dice are read in quarter turns.
+UPRIGHT_MIN = 0.12
+
+
+def upright_angle(body: tuple[float, float] | None) -> float | None:
+    """The `crop_die` angle that turns a die seen at an angle upright — its body (offset
+    from the top-face centre to the centre of the visible body) straight down in the crop,
+    so the top face is the upper one of the faces the crop shows; None where the die is
+    seen from (nearly) straight above (offset below UPRIGHT_MIN) and any turn will do."""
+    if body is None or math.hypot(body[0], body[1]) < UPRIGHT_MIN:
+        return None
+    return math.degrees(math.atan2(body[1], body[0])) - 90.0
+
+
 def crop_die(frame_bgr: np.ndarray, cx: float, cy: float, size: float,
              out: int = CROP_SIZE, angle: float = 0.0) -> np.ndarray:
     """A square crop of side `size * CROP_SCALE` centred on (cx, cy), resized to `out`.
@@ -70,6 +89,13 @@ def checked_views(views: int) -> int:
     if views not in (1, 2, 4):
         raise ValueError(f"views must be 1, 2 or 4, not {views!r}")
     return views
+
+
+def mirrored(crops: list[np.ndarray]) -> np.ndarray:
+    """The crops' batch as it is and mirrored left to right (2 x len(crops) rows): a face
+    and its mirror image are the same face, and an upright crop stays upright."""
+    batch = crops_tensor(crops)
+    return np.ascontiguousarray(np.concatenate([batch, batch[..., ::-1]]))
 
 
 def quarter_turns(crops: list[np.ndarray], views: int) -> np.ndarray:

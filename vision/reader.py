@@ -12,7 +12,7 @@ stacked, cut by the frame edge, or its face cannot be read with confidence.
 from __future__ import annotations
 
 import contextlib
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Protocol
@@ -22,7 +22,7 @@ import numpy as np
 from vision.classifier import FACES, QUALITY, FaceScores, OnnxClassifier
 from vision.detector import Candidate, Detector, OnnxDetector
 from vision.embedder import Embedder, OnnxEmbedder
-from vision.preprocess import crop_die
+from vision.preprocess import crop_die, upright_angle
 from vision.reading import (
     ANIMALS,
     PIP_VALUES,
@@ -37,7 +37,8 @@ DICE_SETS_BUILTIN = ("auto", "pips", "animals")
 
 
 class FaceModel(Protocol):
-    def classify(self, crops: list[np.ndarray]) -> FaceScores: ...
+    def classify(self, crops: list[np.ndarray], turned: Sequence[bool] | None = None
+                 ) -> FaceScores: ...
 
 
 class Refiner(Protocol):
@@ -165,14 +166,26 @@ class Reader:
                 or min(frame_bgr.shape[:2]) < 16:
             raise ValueError("not a colour image")
         candidates = self.detector.detect(frame_bgr)
-        crops = [crop_die(frame_bgr, c.x, c.y, c.size) for c in candidates]
-        scores = self.classifier.classify(crops)
+        crops, scores = self.classified(frame_bgr, candidates)
         values, probs, recognised = self._values(scores, crops)
         if self.refiner is not None and candidates:
             candidates, values, probs, recognised = self._second_look(
                 self.refiner, frame_bgr, candidates, scores, (values, probs, recognised))
         return self._judge(frame_bgr.shape[1], frame_bgr.shape[0], candidates, scores,
                            values, probs, recognised)
+
+    def classified(self, frame_bgr: np.ndarray, candidates: list[Candidate]
+                   ) -> tuple[list[np.ndarray], FaceScores]:
+        """Each find's crop, and what the classifier reads in it. A classifier trained on
+        upright dice (OnnxClassifier.upright) gets the dice that the detector sees clearly at
+        an angle cut upright (vision.preprocess.upright_angle), and is told which."""
+        if not getattr(self.classifier, "upright", False):
+            crops = [crop_die(frame_bgr, c.x, c.y, c.size) for c in candidates]
+            return crops, self.classifier.classify(crops)
+        angles = [upright_angle(c.body) for c in candidates]
+        crops = [crop_die(frame_bgr, c.x, c.y, c.size, angle=a or 0.0)
+                 for c, a in zip(candidates, angles, strict=True)]
+        return crops, self.classifier.classify(crops, [a is not None for a in angles])
 
     def _second_look(self, refiner: Refiner, frame_bgr: np.ndarray,
                      candidates: list[Candidate], scores: FaceScores,
@@ -192,9 +205,7 @@ class Reader:
         values, probs, recognised = list(first[0]), first[1].copy(), first[2].copy()
         if not again:
             return candidates, values, probs, recognised
-        crops2 = [crop_die(frame_bgr, refined[i].x, refined[i].y, refined[i].size)
-                  for i in again]
-        looked = self.classifier.classify(crops2)
+        crops2, looked = self.classified(frame_bgr, [refined[i] for i in again])
         frame_values = scores.value.copy()
         frame_values[again] = looked.value
         values2, probs2, recognised2 = self._values(looked, crops2, frame_values)

@@ -206,8 +206,7 @@ def teach(reader: object, name: str, photos: Mapping[DieValue, Sequence[np.ndarr
             candidates = reader.detector.detect(frame)
             if not candidates:
                 continue
-            check = reader.classifier.classify(
-                [crop_die(frame, c.x, c.y, c.size) for c in candidates])
+            _, check = reader.classified(frame, candidates)
             dice = [(c, q, int(np.argmax(v[:len(PIP_VALUES)])))
                     for c, q, v in zip(candidates, check.quality, check.value, strict=True)
                     if q[no_die] < 0.5]

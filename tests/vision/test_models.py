@@ -167,6 +167,24 @@ def test_four_views_read_a_die_the_same_however_it_is_turned() -> None:
         OnnxEmbedder(views=3)
 
 
+def test_a_crop_cut_upright_is_read_as_it_is_and_mirrored() -> None:
+    """Upright crops (vision.preprocess.upright_angle) keep their turn: the classifier reads
+    them and their mirror image, the other crops of the batch in quarter turns."""
+    from vision.classifier import OnnxClassifier
+
+    frame, label = table_scenes("pips", 1)[0]
+    crops = [crop_die(frame, d.center[0], d.center[1],
+                      max(d.box[2] - d.box[0], d.box[3] - d.box[1])) for d in label.dice[:3]]
+    four, one = OnnxClassifier(views=4), OnnxClassifier(views=1)
+    mixed = four.classify(crops, turned=[False, True, False])
+    upright = (one.classify([crops[1]]).value[0]
+               + one.classify([np.ascontiguousarray(crops[1][:, ::-1])]).value[0]) / 2
+    assert np.allclose(mixed.value[1], upright, atol=1e-5)
+    assert np.allclose(mixed.value[[0, 2]], four.classify([crops[0], crops[2]]).value,
+                       atol=1e-5)
+    assert np.allclose(mixed.quality.sum(axis=1), 1.0, atol=1e-5)
+
+
 def test_the_detector_says_where_each_die_body_lies() -> None:
     """Seen at 45°, every die's body lies from its top face towards the camera's vertical
     vanishing point; the detector's body offsets must point the way the labels do."""

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+from collections.abc import Sequence
 from pathlib import Path
 
 import numpy as np
@@ -10,7 +11,7 @@ import pytest
 
 from vision.classifier import FACES, QUALITY, FaceScores
 from vision.detector import Candidate, decode, suppress
-from vision.preprocess import DETECTOR_STRIDE, crop_die, detector_input
+from vision.preprocess import DETECTOR_STRIDE, crop_die, detector_input, upright_angle
 from vision.reader import Reader
 from vision.reading import TRUST_CONFIDENCE
 from vision.refiner import moved
@@ -41,7 +42,8 @@ class FixedClassifier:
         self.value = np.array(value, float)
         self.quality = np.array(quality, float)
 
-    def classify(self, crops: list[np.ndarray]) -> FaceScores:
+    def classify(self, crops: list[np.ndarray], turned: Sequence[bool] | None = None
+                 ) -> FaceScores:
         n = len(crops)
         return FaceScores(self.value[:n], self.quality[:n])
 
@@ -92,6 +94,45 @@ def test_crop_is_centred_on_the_die() -> None:
     crop = crop_die(frame, 140, 100, 20)
     ys, xs = np.nonzero(crop[:, :, 0] > 128)
     assert abs(xs.mean() - 31.5) < 1.5 and abs(ys.mean() - 31.5) < 1.5
+
+
+@pytest.mark.parametrize("body", [(0.3, 0.0), (0.0, 0.3), (-0.3, 0.0), (0.0, -0.3),
+                                  (0.2, -0.25)])
+def test_a_die_seen_at_an_angle_is_cut_upright(body: tuple[float, float]) -> None:
+    """Its body, wherever it lies in the frame, lies straight below the top face in the
+    crop; a die seen from above is not turned."""
+    frame = np.zeros((200, 200, 3), np.uint8)
+    bx, by = 100 + 60 * body[0], 100 + 60 * body[1]
+    frame[int(by) - 3:int(by) + 4, int(bx) - 3:int(bx) + 4] = 255  # the body's centre
+    angle = upright_angle(body)
+    assert angle is not None
+    crop = crop_die(frame, 100, 100, 60, angle=angle)
+    ys, xs = np.nonzero(crop[:, :, 0] > 128)
+    assert abs(xs.mean() - 31.5) < 2 and ys.mean() - 31.5 > 15
+    assert upright_angle((0.02, -0.03)) is None and upright_angle(None) is None
+
+
+class UprightClassifier(FixedClassifier):
+    """Trained on upright crops: keeps the crops and what it was told of them."""
+
+    upright = True
+
+    def classify(self, crops: list[np.ndarray], turned: Sequence[bool] | None = None
+                 ) -> FaceScores:
+        self.crops, self.turned = crops, turned
+        return super().classify(crops, turned)
+
+
+def test_a_classifier_trained_upright_gets_dice_seen_at_an_angle_cut_upright() -> None:
+    frame = np.zeros((200, 300, 3), np.uint8)
+    frame[97:104, 127:134] = 255  # the first die's body lies to its right (x 130)
+    angled = dataclasses.replace(cand(100, 100, size=60), body=(0.5, 0.0))
+    flat = dataclasses.replace(cand(230, 100, size=60), body=(0.02, 0.01))
+    classifier = UprightClassifier([[1.0] + [0.0] * 11] * 2, [[1.0, 0, 0, 0, 0]] * 2)
+    Reader(FixedDetector([angled, flat]), classifier).read(frame)
+    assert list(classifier.turned or []) == [True, False]
+    ys, xs = np.nonzero(classifier.crops[0][:, :, 0] > 128)
+    assert abs(xs.mean() - 31.5) < 2 and ys.mean() - 31.5 > 20  # below the top face
 
 
 def test_crop_at_the_frame_edge_still_has_full_size() -> None:
@@ -394,7 +435,8 @@ def test_a_taught_pip_set_is_checked_against_the_pip_reading() -> None:
 class ShadeCounter:
     """Counts one pip on a dark crop and two on a bright one, with confidence."""
 
-    def classify(self, crops: list[np.ndarray]) -> FaceScores:
+    def classify(self, crops: list[np.ndarray], turned: Sequence[bool] | None = None
+                 ) -> FaceScores:
         value = np.array([one_hot(1 if c.mean() < 128 else 2) for c in crops])
         return FaceScores(value, np.array([quality()] * len(crops)))
 
@@ -500,7 +542,8 @@ class ReadsByPlace:
     """A classifier that reads "2" at a crop with a bright centre (sure if it is white),
     else "1" (unsure)."""
 
-    def classify(self, crops: list[np.ndarray]) -> FaceScores:
+    def classify(self, crops: list[np.ndarray], turned: Sequence[bool] | None = None
+                 ) -> FaceScores:
         centres = [float(c[28:36, 28:36].mean()) for c in crops]
         return FaceScores(np.array([pip_row(1, 0.6) if m <= 200 else
                                     pip_row(2, 0.99 if m > 250 else 0.95) for m in centres]),

@@ -9,7 +9,7 @@ import errno
 import os
 import threading
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
@@ -146,7 +146,8 @@ def centre_shade(crops: list[np.ndarray]) -> np.ndarray:
 class ShadeClassifier:
     """Reads a crop by the brightness at its centre: dark is 1, bright is 6."""
 
-    def classify(self, crops: list[np.ndarray]) -> FaceScores:
+    def classify(self, crops: list[np.ndarray], turned: Sequence[bool] | None = None
+                 ) -> FaceScores:
         n = len(crops)
         shade = centre_shade(crops)
         value = np.full((n, len(FACES)), 0.002)
