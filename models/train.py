@@ -56,7 +56,7 @@ from vision.preprocess import (  # noqa: E402
     detector_scale,
     upright_angle,
 )
-from vision.reading import SceneLabel, load_labels  # noqa: E402
+from vision.reading import DieLabel, SceneLabel, load_labels  # noqa: E402
 from vision.refiner import MAX_MOVE  # noqa: E402
 
 
@@ -103,6 +103,12 @@ class DetSample:
     bodies: np.ndarray  # N x 2 (box centre - top-face centre, input pixels)
 
 
+def body_offset(die: DieLabel) -> tuple[float, float]:
+    """From a labelled die's top-face centre to the centre of its visible body (pixels)."""
+    return ((die.box[0] + die.box[2]) / 2 - die.center[0],
+            (die.box[1] + die.box[3]) / 2 - die.center[1])
+
+
 def detector_samples(scenes: Iterable[Scene]) -> list[DetSample]:
     samples = []
     for image, label, _ in scenes:
@@ -112,9 +118,7 @@ def detector_samples(scenes: Iterable[Scene]) -> list[DetSample]:
         centers = np.array([d.center for d in label.dice], np.float32).reshape(-1, 2) * s
         sizes = np.array([(d.box[2] - d.box[0], d.box[3] - d.box[1]) for d in label.dice],
                          np.float32).reshape(-1, 2) * s
-        bodies = np.array([((d.box[0] + d.box[2]) / 2 - d.center[0],
-                            (d.box[1] + d.box[3]) / 2 - d.center[1]) for d in label.dice],
-                          np.float32).reshape(-1, 2) * s
+        bodies = np.array([body_offset(d) for d in label.dice], np.float32).reshape(-1, 2) * s
         samples.append(DetSample(small, centers, sizes, bodies))
     return samples
 
@@ -398,9 +402,8 @@ def classifier_crops(scenes: Iterable[Scene], rng: np.random.Generator,
             if die.flag not in QUALITY_OF_FLAG:
                 continue  # cut by the frame: the judge decides by geometry, not the crop
             size = die_size(die.box)
-            upright = upright_angle((((die.box[0] + die.box[2]) / 2 - die.center[0]) / size,
-                                     ((die.box[1] + die.box[3]) / 2 - die.center[1]) / size)
-                                    ) if turn_upright else None
+            dx, dy = body_offset(die)
+            upright = upright_angle((dx / size, dy / size)) if turn_upright else None
             for _ in range(per_die):
                 jitter = rng.normal(0, 0.06, 2) * size
                 angle = rng.uniform(0, 360) if upright is None else \

@@ -62,8 +62,9 @@ class OnnxClassifier:
         n = len(crops)
         if not crops:
             return FaceScores(np.zeros((0, len(FACES))), np.zeros((0, len(QUALITY))))
-        up = [i for i in range(n) if turned is not None and turned[i]]
-        flat = [i for i in range(n) if turned is None or not turned[i]]
+        is_turned = [False] * n if turned is None else list(turned)
+        up = [i for i, t in enumerate(is_turned) if t]
+        flat = [i for i, t in enumerate(is_turned) if not t]
         value = np.zeros((n, len(FACES)))
         quality = np.zeros((n, len(QUALITY)))
         for rows, batch, k in (

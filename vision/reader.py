@@ -179,10 +179,8 @@ class Reader:
         """Each find's crop, and what the classifier reads in it. A classifier trained on
         upright dice (OnnxClassifier.upright) gets the dice that the detector sees clearly at
         an angle cut upright (vision.preprocess.upright_angle), and is told which."""
-        if not getattr(self.classifier, "upright", False):
-            crops = [crop_die(frame_bgr, c.x, c.y, c.size) for c in candidates]
-            return crops, self.classifier.classify(crops)
-        angles = [upright_angle(c.body) for c in candidates]
+        upright = getattr(self.classifier, "upright", False)
+        angles = [upright_angle(c.body) if upright else None for c in candidates]
         crops = [crop_die(frame_bgr, c.x, c.y, c.size, angle=a or 0.0)
                  for c, a in zip(candidates, angles, strict=True)]
         return crops, self.classifier.classify(crops, [a is not None for a in angles])
