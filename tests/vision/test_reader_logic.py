@@ -404,6 +404,34 @@ def test_a_find_unlike_the_other_dice_of_its_photo_is_not_taught() -> None:
     assert all(np.allclose(p[52, 52], red) for p in dice_set.patches[:3])
 
 
+@pytest.mark.parametrize(("duck_quality", "score", "taught"), [
+    ([quality(no_die=0.9)] * 2, 0.7, 2),  # art the classifier never saw: the sure finds
+    ([quality(no_die=0.9)] * 2, 0.3, 0),  # ... not finds the detector itself doubts
+    ([quality(no_die=0.9), quality()], 0.7, 1),  # one die it knows: only that one
+])
+def test_a_face_the_classifier_takes_for_no_die_is_taught_from_the_sure_finds(
+        duck_quality: list[list[float]], score: float, taught: int) -> None:
+    """The user says every die in the photo shows the face; the classifier knows only the
+    built-in faces and may see no die in any of them."""
+    finds = [cand(100, 100, score=score), cand(300, 100, score=score)]
+    lion = FixedClassifier([one_hot(1)] * 2, [quality()] * 2)
+    duck = FixedClassifier([one_hot(1)] * 2, duck_quality)
+
+    class PerPhoto:
+        def classify(self, crops: list[np.ndarray], turned: Sequence[bool] | None = None
+                     ) -> FaceScores:
+            return (duck if crops[0].mean() > 100 else lion).classify(crops, turned)
+
+    reader = Reader(FixedDetector(finds), PerPhoto(), embedder=ColourEmbedder())
+    duck_photo, lion_photo = (np.full((480, 640, 3), shade, np.uint8) for shade in (160, 60))
+    if taught == 0:
+        with pytest.raises(DiceSetError, match="no die found in the photos for 'duck'"):
+            teach(reader, "zoo", {"duck": [duck_photo], "lion": [lion_photo]})
+        return
+    _, counts = teach(reader, "zoo", {"duck": [duck_photo], "lion": [lion_photo]})
+    assert counts == {"duck": taught, "lion": 2}
+
+
 def test_a_photo_of_leaning_dice_only_is_still_taught() -> None:
     reader = Reader(FixedDetector([cand(100, 100)]),
                     FixedClassifier([one_hot(1)], [quality(tilted=0.9)]),
