@@ -1,7 +1,8 @@
 """`make models`: generate the synthetic training data and train the models, seeded.
 
 Data goes to data/ (not committed; regenerated when missing), models to models/*.onnx
-(committed); models/README.md says what each step does. Each step prints its time.
+and the judge's doubt fitted to them to models/doubt.json (committed); models/README.md
+says what each step does. Each step prints its time.
 """
 
 from __future__ import annotations
@@ -70,10 +71,16 @@ def main() -> int:
     ap.add_argument("--embedder-scenes", type=int, default=6000,
                     help="scenes of dice painted with the emoji pool for the embedder")
     ap.add_argument("--embedder-width", type=int, default=16)
-    ap.add_argument("--only", choices=["detector", "body", "refiner", "classifier", "embedder"],
-                    default=None, help="one step (detector: with its body head)")
+    ap.add_argument("--only", choices=["detector", "body", "refiner", "classifier", "embedder",
+                                       "judge"],
+                    default=None, help="one step (detector: with its body head; after a "
+                    "network, run --only judge: the judge's doubt belongs to the networks)")
     args = ap.parse_args()
     start = time.time()
+    judge = [sys.executable, str(MODELS / "fit_judge.py")]
+    if args.only == "judge":  # needs the validation scenes, not the training sets
+        subprocess.run(judge, check=True, cwd=ROOT)
+        return 0
     folders = [str(generate(*spec)) for spec in TRAIN_SETS]
     train = [sys.executable, str(MODELS / "train.py")]
 
@@ -118,6 +125,7 @@ def main() -> int:
             raise
         if classifier.wait():
             raise subprocess.CalledProcessError(classifier.returncode, classifier.args)
+        subprocess.run(judge, check=True, cwd=ROOT)
     print(f"make models: done in {(time.time() - start) / 60:.1f} min", flush=True)
     return 0
 

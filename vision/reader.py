@@ -21,6 +21,7 @@ import numpy as np
 
 from vision.classifier import FACES, QUALITY, FaceScores, OnnxClassifier
 from vision.detector import Candidate, Detector, OnnxDetector
+from vision.doubt import Doubt, doubt_features
 from vision.embedder import Embedder, OnnxEmbedder
 from vision.preprocess import crop_die, upright_angle
 from vision.reading import (
@@ -101,6 +102,10 @@ class JudgeConfig:
     #: and asked about more).
     refine_move: float = 0.08
     refine_resize: float = 1.12
+    #: A die the judge would trust is still asked about where the fitted doubt
+    #: (vision/doubt.py, models/doubt.json) gives it at least `Doubt.ask_above` chance of
+    #: being wrong; None: trusted as the rules above say.
+    doubt: Doubt | None = None
 
 
 class Reader:
@@ -129,8 +134,8 @@ class Reader:
     def default(cls, dice_set: str | TaughtSet = "auto", expected: int | None = None,
                 threads: int = 1) -> Reader:
         return cls(OnnxDetector(threads=threads), OnnxClassifier(threads=threads),
-                   dice_set, expected=expected, threads=threads,
-                   refiner=OnnxRefiner(threads=threads))
+                   dice_set, JudgeConfig(doubt=Doubt.load()), expected=expected,
+                   threads=threads, refiner=OnnxRefiner(threads=threads))
 
     @classmethod
     def for_dice_set(cls, name: str, state_dir: Path, expected: int | None = None,
@@ -162,6 +167,12 @@ class Reader:
         return self._embedder
 
     def read(self, frame_bgr: np.ndarray) -> Reading:
+        return self.judged(frame_bgr)[0]
+
+    def judged(self, frame_bgr: np.ndarray) -> tuple[Reading, np.ndarray]:
+        """The reading, and what the judge's doubt is estimated from for each of its dice
+        (vision.doubt.doubt_features, one row per die in the reading's order): what
+        models/fit_judge.py fits the doubt on."""
         if frame_bgr is None or frame_bgr.ndim != 3 or frame_bgr.shape[2] != 3 \
                 or min(frame_bgr.shape[:2]) < 16:
             raise ValueError("not a colour image")
@@ -249,7 +260,7 @@ class Reader:
 
     def _judge(self, width: int, height: int, candidates: list[Candidate],
                scores: FaceScores, values: list[DieValue], probs: np.ndarray,
-               recognised: np.ndarray) -> Reading:
+               recognised: np.ndarray) -> tuple[Reading, np.ndarray]:
         cfg = self.judge
         q = scores.quality
         no_die, tilted, stacked, unreadable = (
@@ -259,10 +270,18 @@ class Reader:
         overlapping = overlapped_by_stronger(
             [candidates[i] for i in kept], cfg.overlap, cfg.overlap_score)
         against = self.side_faces([candidates[i] for i in kept], width, height)
+        confidences = probs[kept] * (1.0 - q[kept, no_die])
+        evidence = doubt_features(confidences, q[kept],
+                                  np.array([candidates[i].score for i in kept]),
+                                  np.array([candidates[i].size for i in kept]),
+                                  np.array([c.size for c in candidates]))
+        doubtful = (cfg.doubt.probability(evidence) >= cfg.doubt.ask_above
+                    if cfg.doubt is not None else np.zeros(len(kept), bool))
         dice: list[DieReading] = []
-        for i, overlaps, wrong_side in zip(kept, overlapping, against, strict=True):
+        for k, (i, overlaps, wrong_side) in enumerate(zip(kept, overlapping, against,
+                                                          strict=True)):
             cand = candidates[i]
-            confidence = float(probs[i] * (1.0 - q[i, no_die]))
+            confidence = float(confidences[k])
             margin = cfg.edge_margin * cand.size
             flag: str | None = None
             if q[i, stacked] > cfg.flag_quality or overlaps:
@@ -273,14 +292,15 @@ class Reader:
                   or cand.y > height - margin):
                 flag = "cut"
             elif confidence < cfg.min_confidence or q[i, unreadable] > cfg.flag_quality \
-                    or wrong_side:
+                    or wrong_side or doubtful[k]:
                 flag = "unreadable"
             x0, y0, x1, y1 = cand.box
             box = (max(0, round(x0)), max(0, round(y0)), min(width, round(x1)),
                    min(height, round(y1)))
             dice.append(DieReading(values[i], confidence, cand.x, cand.y, box, flag))
-        dice.sort(key=lambda d: (d.x, d.y))
-        return Reading(tuple(dice), tuple(self._warnings(dice)))
+        order = sorted(range(len(dice)), key=lambda k: (dice[k].x, dice[k].y))
+        dice = [dice[k] for k in order]
+        return Reading(tuple(dice), tuple(self._warnings(dice))), evidence[order]
 
     def side_faces(self, candidates: list[Candidate], width: int, height: int) -> list[bool]:
         """Per find: is it likely a die's side face, not its top (its body lies against the
