@@ -6,6 +6,7 @@ import json
 import sys
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "models"))
@@ -86,3 +87,30 @@ def test_the_refiners_targets_point_at_the_top_face_in_the_turned_crop() -> None
             assert white == pytest.approx(die_px ** 2, rel=0.25)  # turned: corners cut
         far += np.hypot(dx, dy) > 0.2
     assert far >= 5  # some crops were placed well off the top face
+
+
+def test_the_judge_is_fitted_on_the_readings_it_trusts(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """models/fit_judge.py: one row of evidence per trusted reading, and wrong where the
+    label says another value."""
+    import fit_judge
+
+    from vision.doubt import FEATURES
+    from vision.reader import Reader
+
+    monkeypatch.setattr(build, "DATA", tmp_path)
+    folder = build.generate("tiny", "pips", 4, 800001, workers=1)
+    reader = Reader.default()
+    features, wrong = fit_judge.trusted_readings(reader, [folder])
+    assert features.shape == (len(wrong), len(FEATURES)) and len(wrong) >= 5
+    assert wrong.mean() < 0.5  # the shipped models read most of these dice right
+    labels = folder / "labels.jsonl"
+    relabelled = []
+    for line in labels.read_text().splitlines():
+        scene = json.loads(line)
+        for die in scene["dice"]:
+            die["value"] = die["value"] % 6 + 1  # every die labelled one pip more
+        relabelled.append(json.dumps(scene))
+    labels.write_text("\n".join(relabelled) + "\n")
+    again, wrong_now = fit_judge.trusted_readings(reader, [folder])
+    assert np.array_equal(again, features) and wrong_now.all()
