@@ -131,14 +131,14 @@ def test_teach_a_dice_set_and_read_with_it(tmp_path: Path) -> None:
 
     # After a model update `kniffel read` embeds the set's dice again, once, and keeps that.
     from vision.embedder import OnnxEmbedder
-    from vision.teach import load_dice_set
+    from vision.teach import embedding_version, load_dice_set
 
     state = tmp_path / "state"
     dataclasses.replace(load_dice_set(state, "wood"), embedder="older").save(state)
     again = kniffel("read", str(test), "--dice-set", "wood", "--json", env=env)
     assert again.returncode == 0, again.stderr
     assert json.loads(again.stdout) == json.loads(read.stdout)
-    assert load_dice_set(state, "wood").embedder == OnnxEmbedder().version
+    assert load_dice_set(state, "wood").embedder == embedding_version(OnnxEmbedder())
     unknown = kniffel("read", str(test), "--dice-set", "zoo", env=env)
     assert unknown.returncode == 1
     assert unknown.stderr.strip() == "kniffel read: no dice set 'zoo' (taught: wood)"

@@ -16,12 +16,13 @@ from vision.reader import Reader
 from vision.reading import TRUST_CONFIDENCE
 from vision.refiner import moved
 from vision.teach import (
+    CROPS_PER_DIE,
     PATCH_PIXELS,
-    ROTATIONS,
-    SCALES,
     DiceSet,
     DiceSetError,
     check_name,
+    embedding_version,
+    foreshortened,
     load_dice_set,
     teach,
 )
@@ -301,13 +302,13 @@ def test_taught_set_nearest_neighbour_and_storage(tmp_path: Path) -> None:
     taught = DiceSet("zoo", list(colours), np.stack([patch(c) for c in colours.values()]))
     embedder = ColourEmbedder()
     taught = taught.embedded_with(embedder)
-    assert len(taught.labels) == len(taught.embeddings) == 3 * len(ROTATIONS) * len(SCALES)
+    assert len(taught.labels) == len(taught.embeddings) == 3 * CROPS_PER_DIE
     query = embedder.embed([patch((220, 10, 5))[:64, :64], patch((10, 225, 0))[:64, :64]])
     values, probs, recognised = taught.values(query)
     assert values == ["lion", "cat"] and all(probs > 0.9) and all(recognised)
     taught.save(tmp_path)
     again = load_dice_set(tmp_path, "zoo")
-    assert again.patch_values == list(colours) and again.embedder == "colour"
+    assert again.patch_values == list(colours) and again.embedder == embedding_version(embedder)
     assert again.labels == taught.labels and np.allclose(again.embeddings, taught.embeddings)
     assert again.embedded_with(embedder) is again  # same embedder: nothing to do
     with pytest.raises(DiceSetError, match="no dice set 'farm'"):
@@ -320,6 +321,17 @@ def test_taught_set_nearest_neighbour_and_storage(tmp_path: Path) -> None:
             check_name(bad)
 
 
+def test_a_taught_die_is_also_stored_as_seen_from_a_steeper_camera() -> None:
+    """Foreshortened about the patch centre: the top face keeps its width and centre."""
+    face = np.zeros((PATCH_PIXELS, PATCH_PIXELS, 3), np.uint8)
+    c = PATCH_PIXELS // 2
+    face[c - 20:c + 20, c - 20:c + 20] = 255
+    rows, cols = np.nonzero(foreshortened(face, 0.7)[..., 0] > 127)
+    assert cols.min() == c - 20 and cols.max() == c + 19
+    assert abs((rows.max() - rows.min() + 1) - 28) <= 1
+    assert abs((rows.max() + rows.min()) / 2 - (c - 0.5)) <= 1
+
+
 def test_a_taught_set_outlives_a_new_embedder(tmp_path: Path) -> None:
     """The set keeps its dice: a reader with another embedder embeds them again."""
     colours = {"frog": (40, 160, 40), "pig": (180, 160, 240)}
@@ -328,7 +340,7 @@ def test_a_taught_set_outlives_a_new_embedder(tmp_path: Path) -> None:
     new = ColourEmbedder("new")
     reader = Reader(FixedDetector([cand(100, 100)]), FixedClassifier([one_hot(1)], [quality()]),
                     dice_set=load_dice_set(tmp_path, "farm"), embedder=new)
-    assert reader.dice_set.embedder == "new"  # type: ignore[union-attr]
+    assert reader.dice_set.embedder == embedding_version(new)  # type: ignore[union-attr]
     frame = np.full((480, 640, 3), 90, np.uint8)
     frame[80:120, 80:120] = colours["pig"]
     (die,) = reader.read(frame).dice
@@ -400,7 +412,7 @@ def test_a_find_unlike_the_other_dice_of_its_photo_is_not_taught() -> None:
                                              "lion": [photo(green, green, green, green)]})
     assert counts == {"duck": 3, "lion": 4}
     assert dice_set.patch_values == ["duck"] * 3 + ["lion"] * 4
-    assert len(dice_set.embeddings) == len(dice_set.labels) == 7 * len(ROTATIONS) * len(SCALES)
+    assert len(dice_set.embeddings) == len(dice_set.labels) == 7 * CROPS_PER_DIE
     assert all(np.allclose(p[52, 52], red) for p in dice_set.patches[:3])
 
 
