@@ -240,3 +240,18 @@ def test_the_refiner_puts_a_misplaced_find_back_on_the_top_face() -> None:
     assert len(after) >= 40
     assert np.median(after) < 0.12 and np.mean(np.array(after) < 0.2) > 0.85, np.median(after)
     assert np.median(size_error) < np.log(1.15)
+
+
+def test_the_embedder_embeds_many_crops_in_runs_as_in_one(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """Teaching embeds thousands of crops: in runs of BATCH (memory), with the same result."""
+    import vision.embedder
+    from vision.embedder import OnnxEmbedder
+
+    embedder = OnnxEmbedder()
+    rng = np.random.default_rng(3)
+    crops = [rng.integers(0, 256, (64, 64, 3), dtype=np.uint8) for _ in range(70)]
+    runs = embedder.embed(crops)
+    monkeypatch.setattr(vision.embedder, "BATCH", len(crops))
+    assert runs.shape == (70, embedder.dim) and np.allclose(runs, embedder.embed(crops),
+                                                            atol=1e-6)
