@@ -45,10 +45,10 @@ SCALES = (0.92, 1.08)
 #: taught sets (seeds 700001–6) other tables read 69.25 / 67.76 / 84.77 / 89.18 / 84.95 /
 #: 94.63 → 69.01 / 71.73 / 88.45 / 88.40 / 85.46 / 95.12 %, the teaching tables the same or
 #: better (set C 93.27 → 94.71 %), silent errors 26 → 23; on the tuning seeds 710001–6 other
-#: tables +1 point on average, silent errors 10 → 5. Three times the embeddings, and
-#: teaching takes about three times as long (30 dice: 4.4 instead of about 1.5 s on the
-#: 2-core development machine); cut at one size only (48 views, not 72) the other tables
-#: gained 0.8 instead of 1.3 points.
+#: tables +1 point on average, silent errors 10 → 5. Three times the crops to embed:
+#: teaching 15 dice (`make bench`) 1.2 instead of 0.8 s on the 2-core development machine;
+#: cut at one size only (48 views, not 72) the other tables gained 0.8 instead of 1.3
+#: points.
 FORESHORTEN = (0.85, 0.7)
 #: A stored patch spans this many die sizes at PATCH_PIXELS: one die is CROP_SIZE pixels
 #: in it, with room for every rotation and scale of the crop.
