@@ -384,6 +384,12 @@ QUALITY_OF_FLAG = {None: "ok", "tilted": "tilted", "stacked": "stacked",
 UPRIGHT_JITTER = 12.0
 
 
+def crop_turn(upright: float | None, rng: np.random.Generator) -> float:
+    """The turn of a training crop: near upright where the die is cut upright
+    (vision.preprocess.upright_angle), any turn where it is not."""
+    return rng.uniform(0, 360) if upright is None else upright + rng.normal(0, UPRIGHT_JITTER)
+
+
 def classifier_crops(scenes: Iterable[Scene], rng: np.random.Generator,
                      per_synth_die: int, per_real_die: int, negatives_per_scene: int,
                      detector: object | None = None, turn_upright: bool = False
@@ -406,8 +412,7 @@ def classifier_crops(scenes: Iterable[Scene], rng: np.random.Generator,
             upright = upright_angle((dx / size, dy / size)) if turn_upright else None
             for _ in range(per_die):
                 jitter = rng.normal(0, 0.06, 2) * size
-                angle = rng.uniform(0, 360) if upright is None else \
-                    upright + rng.normal(0, UPRIGHT_JITTER)
+                angle = crop_turn(upright, rng)
                 crops.append(crop_die(image, die.center[0] + jitter[0], die.center[1] + jitter[1],
                                       size * rng.uniform(0.85, 1.2), angle=angle))
                 values.append(face_index(die.value))
@@ -439,8 +444,7 @@ def classifier_crops(scenes: Iterable[Scene], rng: np.random.Generator,
                 if not near:
                     upright = upright_angle(cand.body) if turn_upright else None
                     crops.append(crop_die(image, cand.x, cand.y, cand.size,
-                                          angle=rng.uniform(0, 360) if upright is None else
-                                          upright + rng.normal(0, UPRIGHT_JITTER)))
+                                          angle=crop_turn(upright, rng)))
                     values.append(-1)
                     quality.append(QUALITY.index("no_die"))
     return np.stack(crops), np.array(values, np.int64), np.array(quality, np.int64)

@@ -95,14 +95,14 @@ class Doubt:
             return None
         try:
             data = json.loads(path.read_text())
-            if data["features"] != list(FEATURES):
-                raise DoubtError(f"{path}: fitted on {data['features']}, this program "
-                                 f"computes {list(FEATURES)}: run `make models`")
+            features = data["features"]
             weights = tuple(float(v) for v in data["weights"])
-            if len(weights) != len(FEATURES):
-                raise DoubtError(f"{path}: {len(weights)} weights for {len(FEATURES)} features")
-            return cls(weights, float(data["bias"]), float(data["ask_above"]))
+            doubt = cls(weights, float(data["bias"]), float(data["ask_above"]))
         except (OSError, ValueError, KeyError, TypeError) as exc:
-            if isinstance(exc, DoubtError):
-                raise
             raise DoubtError(f"{path} cannot be read ({exc}): run `make models`") from None
+        if features != list(FEATURES):
+            raise DoubtError(f"{path}: fitted on {features}, this program computes "
+                             f"{list(FEATURES)}: run `make models`")
+        if len(weights) != len(FEATURES):
+            raise DoubtError(f"{path}: {len(weights)} weights for {len(FEATURES)} features")
+        return doubt

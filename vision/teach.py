@@ -254,12 +254,12 @@ def teach(reader: object, name: str, photos: Mapping[DieValue, Sequence[np.ndarr
         looked = [_looked_at(reader, frame) for frame in frames]
         # The user says every die there shows `value`: if the classifier sees no die in
         # any of them, the detector's sure finds are taught (SURE_FIND).
-        chosen = [[d for d in dice if d[1][no_die] < 0.5] for _, dice in looked]
+        chosen = [[d for d in dice if d[1][no_die] < 0.5] for dice in looked]
         if not any(chosen):
-            chosen = [[d for d in dice if d[0].score >= SURE_FIND] for _, dice in looked]
+            chosen = [[d for d in dice if d[0].score >= SURE_FIND] for dice in looked]
         if not any(chosen):
             raise DiceSetError(f"no die found in the photos for {value!r}")
-        for (frame, _), dice in zip(looked, chosen, strict=True):
+        for frame, dice in zip(frames, chosen, strict=True):
             side = reader.side_faces([c for c, _, _ in dice], frame.shape[1], frame.shape[0])
             # A die leaning on or lying on another shows two faces, and a die's side face
             # found as a die shows another value: where a photo has dice lying flat and
@@ -285,14 +285,14 @@ def teach(reader: object, name: str, photos: Mapping[DieValue, Sequence[np.ndarr
 
 
 def _looked_at(reader: Reader, frame: np.ndarray
-               ) -> tuple[np.ndarray, list[tuple[Candidate, np.ndarray, int]]]:
+               ) -> list[tuple[Candidate, np.ndarray, int]]:
     """A teaching photo's finds, each with the classifier's quality probabilities and the
     pip count it reads."""
     candidates = reader.detector.detect(frame)
     if not candidates:
-        return frame, []
+        return []
     _, check = reader.classified(frame, candidates)
-    return frame, [(c, q, int(np.argmax(v[:len(PIP_VALUES)])))
+    return [(c, q, int(np.argmax(v[:len(PIP_VALUES)])))
                    for c, q, v in zip(candidates, check.quality, check.value, strict=True)]
 
 
