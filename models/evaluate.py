@@ -20,7 +20,7 @@ from build import DATA, generate  # noqa: E402
 
 from vision.baseline import BlobBaselineReader  # noqa: E402
 from vision.datasets import load_real, one_photo_per_value, real_root  # noqa: E402
-from vision.evaluation import EvalResult, evaluate, evaluate_by, format_table  # noqa: E402
+from vision.evaluation import EvalResult, evaluate_by, format_table  # noqa: E402
 from vision.reader import Reader  # noqa: E402
 from vision.reading import SceneLabel, load_labels  # noqa: E402
 from vision.synth.dataset import scene_for_index  # noqa: E402
@@ -43,31 +43,38 @@ def synthetic(folder: Path) -> list[tuple[Path, object]]:
     return [(folder / label.image, label) for label in load_labels(folder)]
 
 
+def tilt_range(tilt_deg: float) -> str:
+    """The camera range a scene seen at `tilt_deg` belongs to: the issue's or beyond."""
+    return f"0–{ISSUE_TILT_DEG}°" if tilt_deg <= ISSUE_TILT_DEG else f"{ISSUE_TILT_DEG}–60°"
+
+
 def camera_range(kind: str, seed: int) -> Callable[[SceneLabel], str]:
     """Names the camera tilt range of a synthetic test scene (from its seed and index)."""
     def name(label: SceneLabel) -> str:
-        tilt = scene_for_index(seed, int(Path(label.image).stem), kind).camera.tilt_deg
-        return f"0–{ISSUE_TILT_DEG}°" if tilt <= ISSUE_TILT_DEG else f"{ISSUE_TILT_DEG}–60°"
+        return tilt_range(scene_for_index(seed, int(Path(label.image).stem), kind)
+                          .camera.tilt_deg)
     return name
 
 
-def teach_real(reader: Reader) -> tuple[object, list]:
+def teach_real(reader: Reader) -> tuple[object, list, Callable[[SceneLabel], str]]:
     """Teach the real photos' dice from ≤ 6 Train photos (one per value, every die showing
-    it) and return the set with Real Valid to test it on."""
+    it) and return the set with Real Valid to test it on (seen from above)."""
     photos = {value: [cv2.imread(str(path))]
               for value, path in one_photo_per_value("Train").items()}
     taught, _ = teach(reader, "real-white", photos)
-    return taught, load_real("Valid")
+    return taught, load_real("Valid"), lambda _label: "all"
 
 
 def teach_synthetic(reader: Reader, seed: int, scenes: int = 100, same_table: bool = False,
-                    kind: str = "animals") -> tuple[object, list]:
+                    kind: str = "animals"
+                    ) -> tuple[object, list, Callable[[SceneLabel], str]]:
     """An unseen dice set: one "farm" style (art never used in training) — or, `kind`
     "pips", one pip style — taught from six rendered photos (one per face, five dice showing
     it), tested on further scenes of the same dice: on other tables, in other light, from
     other angles — or, `same_table`, under the camera, on the table and in the light of the
     teaching photos (what a Pi over the table sees: the dice thrown again; a hand, the cup,
-    tilted and stacked dice still come)."""
+    tilted and stacked dice still come). The third value names each test scene's camera
+    range (tilt_range)."""
     from vision.synth import random_animal_style, random_pip_style, random_scene, render
     from vision.synth.model import ART_SETS
 
@@ -93,10 +100,13 @@ def teach_synthetic(reader: Reader, seed: int, scenes: int = 100, same_table: bo
         photos[face] = [render(with_style(scene, face))[0]]
     taught, _ = teach(reader, f"{kind}-{seed}", photos)
     test = []
+    ranges: dict[int, str] = {}
     for _ in range(scenes):
-        frame, label = render(with_style(random_scene(rng, kind, art="farm", **table)))
+        scene = random_scene(rng, kind, art="farm", **table)
+        frame, label = render(with_style(scene))
         test.append((frame, label))
-    return taught, test
+        ranges[id(label)] = tilt_range(scene.camera.tilt_deg)
+    return taught, test, lambda label: ranges[id(label)]
 
 
 def main() -> int:
@@ -129,22 +139,34 @@ def main() -> int:
     print(f"\nsynthetic test data: {DATA}")
     if not args.no_teach:
         base = readers["ours"]
-        taught_results: dict[str, EvalResult] = {}
+        # One table per group of cases (a single table of all would be 31 columns wide).
+        groups: dict[str, list[tuple[str, Callable[[], tuple]]]] = {}
+        if real_root().is_dir():
+            groups["real dice taught from Train photos"] = [
+                ("real dice (Valid)", lambda: teach_real(base))]
         unseen = (("farm", "animals", (("A", 700001), ("B", 700002), ("C", 700003))),
                   ("pip", "pips", (("D", 700004), ("E", 700005), ("F", 700006))))
-        cases = [(f"{title} set {name}{where}", lambda seed=seed, same=same, kind=kind:
-                  teach_synthetic(base, seed, same_table=same, kind=kind))
-                 for title, kind, sets in unseen
-                 for same, where in ((False, ""), (True, ", same table"))
-                 for name, seed in sets]
-        if real_root().is_dir():
-            cases.insert(0, ("real dice (Valid)", lambda: teach_real(base)))
-        for name, make in cases:
-            taught, samples = make()
-            reader = base.reading(taught)
-            taught_results[f"taught | {name}"] = evaluate(reader, samples)
+        for title, kind, sets in unseen:
+            for same, where in ((False, "on other tables"), (True, "on the teaching table")):
+                groups[f"unseen {title} sets, read {where}"] = [
+                    (f"{title} set {name}", lambda seed=seed, same=same, kind=kind:
+                     teach_synthetic(base, seed, same_table=same, kind=kind))
+                    for name, seed in sets]
         print("\nAfter teaching a dice set from 6 photos (kniffel teach):")
-        print(format_table(taught_results))
+        for heading, cases in groups.items():
+            taught_results: dict[str, EvalResult] = {}
+            for name, make in cases:
+                taught, samples, split = make()
+                parts = evaluate_by(base.reading(taught), samples, split)
+                whole = parts.pop("all")
+                if len(parts) == 1:  # one camera (the teaching table's): name its range
+                    name = f"{name} ({next(iter(parts))})"
+                taught_results[f"taught | {name}"] = whole
+                if len(parts) > 1:
+                    for part in sorted(parts):
+                        taught_results[f"taught | {name} {part}"] = parts[part]
+            print(f"\n{heading}:")
+            print(format_table(taught_results, legend=False))
     return 0
 
 

@@ -79,7 +79,10 @@ def test_silent_errors_the_count_of_dice_would_not_catch() -> None:
         r.add(score_image(reading, SCENE))
     assert r.silent_errors == 2 and r.silent_count_right == 1
     assert r.silent_count_right_rate == pytest.approx(1 / 10)
-    assert "count right" in format_table({"ours | x": r})
+    assert "count right =" in format_table({"ours | x": r})
+    # further tables of one report leave the legend out, not the row
+    bare = format_table({"ours | x": r}, legend=False)
+    assert "of them, count right" in bare and "count right =" not in bare
 
 
 def test_threshold_decides_silent() -> None:

@@ -401,10 +401,11 @@ _ROWS: tuple[tuple[str, str], ...] = (
 )
 
 
-def format_table(results: dict[str, EvalResult]) -> str:
+def format_table(results: dict[str, EvalResult], legend: bool = True) -> str:
     """Metrics as rows, one column per result (name them e.g. "baseline | Real Valid").
 
-    A " | " in a name splits the header over two lines (reader above data set).
+    A " | " in a name splits the header over two lines (reader above data set). `legend`:
+    end with what "silent" and "count right" mean (once per report is enough).
     """
     names = list(results)
     heads = [n.split(" | ", 1) if " | " in n else [n, ""] for n in names]
@@ -423,6 +424,8 @@ def format_table(results: dict[str, EvalResult]) -> str:
     for (lab, _), row in zip(_ROWS, cells, strict=True):
         lines.append(f"{lab:<{label_w}}" + "".join(f"  {c:>{w}}"
                                                     for c, w in zip(row, widths, strict=True)))
+    if not legend:
+        return "\n".join(lines)
     thr = ", ".join(f"{t:g}" for t in sorted(silent_thr))
     lines.append(f"silent = wrong value or extra, confidence >= {thr}, unflagged; "
                  "% of labelled dice")
