@@ -1,0 +1,51 @@
+"""`make eval`'s changed real photos (models/evaluate.py): the labels follow the picture."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import cv2
+import numpy as np
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "models"))
+
+from evaluate import PHOTO_CHANGES, changed_photos  # noqa: E402
+
+from vision.reading import DieLabel, SceneLabel  # noqa: E402
+
+
+def photo_with_a_die(tmp_path: Path) -> tuple[Path, SceneLabel]:
+    """A grey 160×120 photo with one white square "die" whose centre is marked black."""
+    frame = np.full((120, 160, 3), 90, np.uint8)
+    frame[20:40, 100:120] = 255
+    frame[29:31, 109:111] = 0
+    path = tmp_path / "one.png"
+    cv2.imwrite(str(path), frame)
+    return path, SceneLabel("one.png", 160, 120,
+                            (DieLabel(3, (100.0, 20.0, 120.0, 40.0), (110.0, 30.0)),))
+
+
+def test_every_change_keeps_the_label_on_the_die(tmp_path: Path) -> None:
+    samples, change_of = changed_photos([photo_with_a_die(tmp_path)])
+    assert [change_of(label) for _, label in samples] == list(PHOTO_CHANGES)
+    for frame, label in samples:
+        assert frame.shape[:2] == (label.height, label.width)
+        die = label.dice[0]
+        x, y = (round(v) for v in die.center)
+        x0, y0, x1, y1 = die.box
+        grey = cv2.cvtColor(frame, cv2.COLOR_BGR2GRAY)
+        # the centre mark (dark) lies at the labelled centre, inside the labelled box, and
+        # the die (bright) fills most of the box
+        assert x0 < x < x1 and y0 < y < y1, change_of(label)
+        assert grey[y, x] < grey[int(y0 + 0.25 * (y1 - y0)), int(x0 + 0.25 * (x1 - x0))]
+        assert die.value == 3 and die.flag is None
+
+
+def test_turned_and_scaled_labels_are_exact(tmp_path: Path) -> None:
+    samples, change_of = changed_photos([photo_with_a_die(tmp_path)])
+    by_name = {change_of(label): label for _, label in samples}
+    assert by_name["turned 180°"].dice[0].center == (50.0, 90.0)
+    assert by_name["turned 180°"].dice[0].box == (40.0, 80.0, 60.0, 100.0)
+    assert by_name["halved"].dice[0].center == (55.0, 15.0)
+    assert (by_name["doubled"].width, by_name["doubled"].height) == (320, 240)
