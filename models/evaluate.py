@@ -259,12 +259,12 @@ def main() -> int:
                 ("real dice (Valid)", lambda: teach_real(base))]
         unseen = (("farm", "animals", (("A", 700001), ("B", 700002), ("C", 700003))),
                   ("pip", "pips", (("D", 700004), ("E", 700005), ("F", 700006))))
-        for title, kind, sets in unseen:
+        for title, kind, named_seeds in unseen:
             for same, where in ((False, "on other tables"), (True, "on the teaching table")):
                 groups[f"unseen {title} sets, read {where}"] = [
                     (f"{title} set {name}", lambda seed=seed, same=same, kind=kind:
                      teach_synthetic(base, seed, same_table=same, kind=kind))
-                    for name, seed in sets]
+                    for name, seed in named_seeds]
         print("\nAfter teaching a dice set from 6 photos (kniffel teach):")
         for heading, cases in groups.items():
             taught_results: dict[str, EvalResult] = {}
