@@ -31,6 +31,7 @@ from vision.reading import (
     DieReading,
     DieValue,
     Reading,
+    count_of_dice,
 )
 from vision.refiner import OnnxRefiner
 
@@ -316,7 +317,7 @@ class Reader:
         if not dice:
             warnings.append("no dice found")
         elif self.expected is not None and len(dice) != self.expected:
-            warnings.append(f"found {len(dice)} dice, expected {self.expected}")
+            warnings.append(f"found {count_of_dice(len(dice))}, expected {self.expected}")
         flagged = [d for d in dice if d.flag]
         if flagged:
             kinds = sorted({d.flag for d in flagged if d.flag})

@@ -113,6 +113,11 @@ class SceneLabel:
                    height=int(obj["height"]), dice=dice)  # type: ignore[arg-type]
 
 
+def count_of_dice(n: int) -> str:
+    """"1 die", "3 dice": how warnings count dice."""
+    return f"{n} {'die' if n == 1 else 'dice'}"
+
+
 def load_labels(folder: Path) -> list[SceneLabel]:
     """Read `labels.jsonl` of a data set folder."""
     with open(folder / "labels.jsonl", encoding="utf-8") as f:

@@ -225,13 +225,15 @@ def check_reading(reading: Any, throw_area: Sequence[Point] = (),
                   expected: int = EXPECTED_DICE) -> CheckResult:
     """Whether a Reading of a test throw is good: exactly `expected` dice in the throw area,
     none flagged."""
+    from vision.reading import count_of_dice
+
     dice = [d for d in reading.dice if inside((d.x, d.y), throw_area)]
     outside = len(reading.dice) - len(dice)
     values = tuple(d.value for d in dice)
     shown = " ".join(f"{d.value}{'?' if d.flag else ''}" for d in dice) or "-"
     problems = []
     if len(dice) != expected:
-        problems.append(f"found {len(dice)} dice, expected {expected}")
+        problems.append(f"found {count_of_dice(len(dice))}, expected {expected}")
     flagged = sorted({d.flag for d in dice if d.flag})
     if flagged:
         problems.append(f"{sum(1 for d in dice if d.flag)} need a look ({', '.join(flagged)})")

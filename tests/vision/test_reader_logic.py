@@ -270,7 +270,7 @@ def test_judge_drops_what_is_not_a_die_and_warns_on_count() -> None:
                     expected=5)
     reading = reader.read(FRAME)
     assert len(reading.dice) == 1
-    assert reading.warnings == ("found 1 dice, expected 5",)
+    assert reading.warnings == ("found 1 die, expected 5",)
 
 
 def test_auto_dice_set_decides_for_the_whole_frame() -> None:
