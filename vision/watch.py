@@ -29,7 +29,7 @@ from typing import Any
 import cv2
 import numpy as np
 
-from vision.reading import DiceReader, DieReading, DieValue, Reading
+from vision.reading import DiceReader, DieReading, DieValue, Reading, count_of_dice
 from vision.settle import MOVING, NUDGED, QUIET, SETTLED, SettleDetector, SettleEvent
 
 log = logging.getLogger(__name__)
@@ -165,7 +165,7 @@ def follow(current: Sequence[DieReading | None], dice: Sequence[DieReading],
 def problems_of(slots: Sequence[DieReading | None], expected: int = EXPECTED_DICE) -> list[str]:
     """Why a throw needs a person: the wrong number of dice, flagged or unreadable dice."""
     seen = sum(1 for d in slots if d is not None)
-    out = [] if seen == expected else [f"{seen} dice seen, {expected} expected"]
+    out = [] if seen == expected else [f"{count_of_dice(seen)} seen, {expected} expected"]
     for i, die in enumerate(slots):
         if die is None:
             continue

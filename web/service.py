@@ -31,6 +31,7 @@ from game import (
 from game.board import Game
 from game.core import Announce, Entry, Face, Throw
 from game.rules import RULESETS, VARIANTS, Rules
+from vision.reading import count_of_dice
 from web.store import Event, StaleVersionError, Store
 
 DICE = 5
@@ -694,7 +695,7 @@ class TableService:
             flags = list(flags)
             problems = list(problems)
             if seen != DICE and not any("expected" in p for p in problems):
-                problems.insert(0, f"{seen} dice seen, {DICE} expected")
+                problems.insert(0, f"{count_of_dice(seen)} seen, {DICE} expected")
             values = (values + [None] * DICE)[:DICE]
             confidence = (confidence + [None] * DICE)[:DICE]
             flags = (flags + [None] * DICE)[:DICE]

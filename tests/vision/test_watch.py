@@ -155,6 +155,7 @@ def test_problems_name_the_count_and_each_doubtful_die() -> None:
     assert problems_of(slots) == ["4 dice seen, 5 expected", "die 2 is tilted",
                                   "die 4 cannot be read"]
     assert problems_of([die(1, i * 50, 0) for i in range(5)]) == []
+    assert problems_of([die(6, 10, 10), None, None, None, None]) == ["1 die seen, 5 expected"]
 
 
 # ---- the whole loop on the demo table -------------------------------------------------------

@@ -635,7 +635,7 @@
         const out = body.querySelector("#t-result");
         out.hidden = false;
         out.className = "calib-result " + (data.dice ? "good" : "bad");
-        out.innerHTML = `<p>${t(data.dice ? "teach_seen" : "teach_none_seen", {n: data.dice})}</p>
+        out.innerHTML = `<p>${t(!data.dice ? "teach_none_seen" : data.dice === 1 ? "teach_seen_one" : "teach_seen", {n: data.dice})}</p>
           <img class="calib-shot" alt="" src="${data.picture}">`;
         button.textContent = `📷 ${k.t("teach_again")}`;
         button.className = "secondary big";
