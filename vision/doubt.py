@@ -25,6 +25,10 @@ FEATURES = ("confidence", "unreadable", "tilted", "stacked", "detector_score", "
 _EPS = 1e-4
 
 
+def _sigmoid(z: np.ndarray) -> np.ndarray:
+    return 1.0 / (1.0 + np.exp(-np.clip(z, -50.0, 50.0)))
+
+
 def doubt_features(confidence: np.ndarray, quality: np.ndarray, score: np.ndarray,
                    size: np.ndarray, frame_sizes: np.ndarray) -> np.ndarray:
     """N x len(FEATURES): the confidence and the quality probabilities on log scales (the
@@ -56,8 +60,7 @@ class Doubt:
 
     def probability(self, features: np.ndarray) -> np.ndarray:
         """The estimated chance that each trusted reading is wrong."""
-        z = np.asarray(features, float) @ np.array(self.weights) + self.bias
-        return 1.0 / (1.0 + np.exp(-np.clip(z, -50.0, 50.0)))
+        return _sigmoid(np.asarray(features, float) @ np.array(self.weights) + self.bias)
 
     @classmethod
     def fit(cls, features: np.ndarray, wrong: np.ndarray, ask_above: float,
@@ -72,7 +75,7 @@ class Doubt:
         penalty = np.full(a.shape[1], 2 * l2 * len(x))
         penalty[-1] = 0.0  # not on the bias
         for _ in range(iterations):
-            p = 1.0 / (1.0 + np.exp(-np.clip(a @ w, -50.0, 50.0)))
+            p = _sigmoid(a @ w)
             grad = a.T @ (p - y) + penalty * w
             hess = (a * (p * (1 - p))[:, None]).T @ a + np.diag(penalty + 1e-9)
             step = np.linalg.solve(hess, grad)

@@ -293,7 +293,7 @@ def _looked_at(reader: Reader, frame: np.ndarray
         return []
     _, check = reader.classified(frame, candidates)
     return [(c, q, int(np.argmax(v[:len(PIP_VALUES)])))
-                   for c, q, v in zip(candidates, check.quality, check.value, strict=True)]
+            for c, q, v in zip(candidates, check.quality, check.value, strict=True)]
 
 
 def odd_ones_out(taught: DiceSet) -> set[int]:
