@@ -36,6 +36,8 @@ from vision.reading import (
 from vision.refiner import OnnxRefiner
 
 DICE_SETS_BUILTIN = ("auto", "pips", "animals")
+#: A frame narrower than this (pixels) holds no die anyone could read.
+MIN_FRAME_SIDE = 16
 
 
 class FaceModel(Protocol):
@@ -174,9 +176,11 @@ class Reader:
         """The reading, and what the judge's doubt is estimated from for each of its dice
         (vision.doubt.doubt_features, one row per die in the reading's order): what
         models/fit_judge.py fits the doubt on."""
-        if frame_bgr is None or frame_bgr.ndim != 3 or frame_bgr.shape[2] != 3 \
-                or min(frame_bgr.shape[:2]) < 16:
+        if frame_bgr is None or frame_bgr.ndim != 3 or frame_bgr.shape[2] != 3:
             raise ValueError("not a colour image")
+        if min(frame_bgr.shape[:2]) < MIN_FRAME_SIDE:
+            raise ValueError(f"too small to read ({frame_bgr.shape[1]}×{frame_bgr.shape[0]} "
+                             f"pixels; at least {MIN_FRAME_SIDE} each way)")
         candidates = self.detector.detect(frame_bgr)
         crops, scores = self.classified(frame_bgr, candidates)
         values, probs, recognised = self._values(scores, crops)

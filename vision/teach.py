@@ -13,6 +13,7 @@ model it was taught with.
 
 from __future__ import annotations
 
+import hashlib
 import json
 import re
 from collections import Counter
@@ -28,7 +29,7 @@ from vision.classifier import QUALITY
 from vision.detector import Candidate
 from vision.embedder import Embedder
 from vision.preprocess import CROP_SCALE, CROP_SIZE, crop_die
-from vision.reading import PIP_VALUES, DieValue
+from vision.reading import ANIMALS, PIP_VALUES, DieValue
 
 if TYPE_CHECKING:
     from vision.reader import Reader
@@ -230,7 +231,31 @@ def load_dice_set(state_dir: Path, name: str) -> DiceSet:
 
 
 def parse_value(text: str) -> DieValue:
-    return int(text) if text.isdigit() else text
+    """A face as a user names it ("4", "duck", "Duck"); DiceSetError if no die shows it."""
+    value: DieValue = int(text) if text.strip().isdigit() else text.strip().lower()
+    check_faces([value])
+    return value
+
+
+def check_faces(values: Sequence[object]) -> None:
+    """Taught faces must be the game's: pips 1 to 6 or the animals, one kind per set."""
+    for value in values:
+        if value not in PIP_VALUES and value not in ANIMALS:
+            raise DiceSetError(f"{value!r} is not a face of a die: 1 to 6, or "
+                               f"{', '.join(ANIMALS)}")
+    if len({value in PIP_VALUES for value in values}) > 1:
+        raise DiceSetError("a dice set has pips (1 to 6) or animals, not both")
+
+
+def check_photos_differ(photos: Mapping[DieValue, Sequence[np.ndarray]]) -> None:
+    """One photo given for two faces is a slip that would teach the set nonsense."""
+    seen: dict[bytes, DieValue] = {}
+    for value, frames in photos.items():
+        for frame in frames:
+            key = hashlib.sha1(np.ascontiguousarray(frame).tobytes()).digest()
+            if seen.setdefault(key, value) != value:
+                raise DiceSetError(f"the same photo is given for {seen[key]!r} and {value!r}: "
+                                   "take one photo per face")
 
 
 def teach(reader: object, name: str, photos: Mapping[DieValue, Sequence[np.ndarray]]
@@ -246,6 +271,8 @@ def teach(reader: object, name: str, photos: Mapping[DieValue, Sequence[np.ndarr
     check_name(name)
     if len(photos) < 2:
         raise DiceSetError("teach at least two values (e.g. duck=duck.jpg lion=lion.jpg)")
+    check_faces(list(photos))
+    check_photos_differ(photos)
     values: list[DieValue] = []
     patches: list[np.ndarray] = []
     pip_counts: list[int] = []  # the classifier's count of each taught die

@@ -423,6 +423,10 @@ def _teach(items: Sequence[str], config: Config, source: Any) -> Config:
         value, sep, photo = item.partition("=")
         if not value or (sep and not photo):
             raise CalibrationError(f"{item!r}: write VALUE or VALUE=PHOTO (e.g. duck=duck.jpg)")
+        try:
+            face = parse_value(value)
+        except ValueError as exc:
+            raise CalibrationError(str(exc)) from None
         if sep:
             frame = _read_image(Path(photo))
         else:
@@ -430,7 +434,7 @@ def _teach(items: Sequence[str], config: Config, source: Any) -> Config:
             _prompt(f"Put every die {value} up in the throw area, hands away, then press "
                     "Enter ")
             frame = capture(source, SETTLE_FRAMES)
-        photos.setdefault(parse_value(value), []).append(frame)
+        photos.setdefault(face, []).append(frame)
     saved, counts = teach_set(name, photos)
     found = ", ".join(f"{v}: {n}" for v, n in counts.items())
     print(f"taught dice set {name!r} ({found} dice) -> {saved}")

@@ -11,6 +11,10 @@ import json
 import sys
 from collections.abc import Callable, Sequence
 from pathlib import Path
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    import numpy as np
 
 
 class UserError(Exception):
@@ -57,22 +61,32 @@ def cmd_read(args: argparse.Namespace) -> int:
     except (ModelMissingError, ValueError) as exc:  # DiceSetError is a ValueError
         raise UserError(str(exc)) from None
     if args.annotate:
-        args.annotate.mkdir(parents=True, exist_ok=True)
+        if args.annotate.exists() and not args.annotate.is_dir():
+            raise UserError(f"--annotate {args.annotate}: not a folder")
+        try:
+            args.annotate.mkdir(parents=True, exist_ok=True)
+        except OSError as exc:
+            raise UserError(f"--annotate {args.annotate}: {exc.strerror or exc}") from None
     results: list[dict[str, object]] = []
     failed = 0
     for path in args.images:
         frame = cv2.imread(str(path), cv2.IMREAD_COLOR) if path.is_file() else None
-        if frame is None:
-            why = "no such file" if not path.exists() else "not a readable image"
-            print(f"kniffel read: {path}: {why}", file=sys.stderr)
-            results.append({"image": str(path), "error": why})
+        try:
+            if frame is None:
+                raise ValueError("no such file" if not path.exists() else "not a readable image")
+            reading = reader.read(frame)
+        except ValueError as exc:  # also a frame too small to read
+            print(f"kniffel read: {path}: {exc}", file=sys.stderr)
+            results.append({"image": str(path), "error": str(exc)})
             failed += 1
             continue
-        reading = reader.read(frame)
         results.append({"image": str(path), "dice": [d.to_json() for d in reading.dice],
                         "warnings": list(reading.warnings)})
         if args.annotate:
-            cv2.imwrite(str(args.annotate / path.name), annotate(frame, reading))
+            problem = write_image(args.annotate / path.name, annotate(frame, reading))
+            if problem:
+                print(f"kniffel read: {path}: {problem}", file=sys.stderr)
+                failed += 1
         if not args.json:
             values = " ".join(f"{d.value}{'?' if d.flag else ''}" for d in reading.dice)
             notes = f"  ({'; '.join(reading.warnings)})" if reading.warnings else ""
@@ -80,6 +94,20 @@ def cmd_read(args: argparse.Namespace) -> int:
     if args.json:
         print(json.dumps(results, ensure_ascii=False, indent=2))
     return 1 if failed else 0
+
+
+def write_image(path: Path, image: np.ndarray) -> str | None:
+    """Write `image` to `path` (as PNG beside it where OpenCV has no writer for its
+    suffix, e.g. a photo named without one); None, or why it could not be written."""
+    import cv2
+
+    if not cv2.haveImageWriter(str(path)):
+        path = path.with_name(path.name + ".png")
+    try:
+        written = cv2.imwrite(str(path), image)
+    except cv2.error:
+        written = False
+    return None if written else f"cannot write {path}"
 
 
 def cmd_teach(args: argparse.Namespace) -> int:
@@ -95,11 +123,15 @@ def cmd_teach(args: argparse.Namespace) -> int:
         value, sep, path = item.partition("=")
         if not sep or not value or not path:
             raise UserError(f"{item!r}: write VALUE=PHOTO, e.g. duck=duck.jpg")
+        try:
+            face = parse_value(value)
+        except DiceSetError as exc:
+            raise UserError(str(exc)) from None
         frame = cv2.imread(path, cv2.IMREAD_COLOR) if Path(path).is_file() else None
         if frame is None:
             raise UserError(f"{path}: " + ("no such file" if not Path(path).exists()
                                            else "not a readable image"))
-        photos.setdefault(parse_value(value), []).append(frame)
+        photos.setdefault(face, []).append(frame)
     try:
         reader = Reader.default()
         dice_set, counts = teach(reader, args.dice_set, photos)  # type: ignore[arg-type]

@@ -74,19 +74,38 @@ def test_read_cli_json_annotate_and_bad_files(tmp_path: Path) -> None:
     cv2.imwrite(str(good), frame)
     broken = tmp_path / "broken.jpg"
     broken.write_bytes(b"not a picture")
+    tiny = tmp_path / "tiny.png"
+    cv2.imwrite(str(tiny), frame[:10, :12])
     out = tmp_path / "annotated"
-    result = kniffel("read", str(good), str(broken), str(tmp_path / "missing.jpg"),
+    result = kniffel("read", str(good), str(broken), str(tmp_path / "missing.jpg"), str(tiny),
                      "--json", "--annotate", str(out))
     assert result.returncode == 1
     errors = result.stderr.strip().splitlines()
     assert errors == [f"kniffel read: {broken}: not a readable image",
-                      f"kniffel read: {tmp_path / 'missing.jpg'}: no such file"]
+                      f"kniffel read: {tmp_path / 'missing.jpg'}: no such file",
+                      f"kniffel read: {tiny}: too small to read (12×10 pixels; at least 16 "
+                      f"each way)"]
     doc = json.loads(result.stdout)
-    assert [d["image"] for d in doc] == [str(good), str(broken), str(tmp_path / "missing.jpg")]
+    assert [d["image"] for d in doc] == [str(good), str(broken), str(tmp_path / "missing.jpg"),
+                                         str(tiny)]
+    assert doc[3] == {"image": str(tiny), "error": errors[2].split(": ", 2)[2]}
     dice = doc[0]["dice"]
     assert len(dice) == 5 and set(dice[0]) == {"value", "confidence", "x", "y", "box", "flag"}
     assert sorted(d["value"] for d in dice) == sorted(d.value for d in label.dice)
     assert (out / "table.jpg").is_file()
+
+
+def test_read_cli_annotates_a_photo_named_without_suffix(tmp_path: Path) -> None:
+    frame, _ = table_scenes("pips", 1)[0]
+    photo = tmp_path / "IMG_0001"
+    cv2.imwrite(str(photo.with_suffix(".jpg")), frame)
+    photo.with_suffix(".jpg").rename(photo)
+    result = kniffel("read", str(photo), "--annotate", str(tmp_path / "out"))
+    assert result.returncode == 0, result.stderr
+    assert (tmp_path / "out" / "IMG_0001.png").is_file()
+    result = kniffel("read", str(photo), "--annotate", str(photo))
+    assert result.returncode != 0
+    assert result.stderr.strip() == f"kniffel read: --annotate {photo}: not a folder"
 
 
 def test_teach_a_dice_set_and_read_with_it(tmp_path: Path) -> None:

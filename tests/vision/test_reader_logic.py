@@ -24,6 +24,7 @@ from vision.teach import (
     embedding_version,
     foreshortened,
     load_dice_set,
+    parse_value,
     teach,
 )
 
@@ -289,6 +290,8 @@ def test_reader_refuses_a_broken_frame_and_an_unknown_set() -> None:
     reader = Reader(FixedDetector([]), FixedClassifier([], []))
     with pytest.raises(ValueError, match="not a colour image"):
         reader.read(np.zeros((10, 10), np.uint8))
+    with pytest.raises(ValueError, match=r"too small to read \(20×8 pixels"):
+        reader.read(np.zeros((8, 20, 3), np.uint8))
     with pytest.raises(ValueError, match="unknown dice set"):
         Reader(FixedDetector([]), FixedClassifier([], []), dice_set="dominoes")
 
@@ -377,7 +380,7 @@ def test_teaching_uses_the_dice_that_lie_flat(second: list[float], taught: int) 
                     FixedClassifier([one_hot(1)] * 2, [quality(), second]),
                     embedder=ColourEmbedder())
     frame = np.full((480, 640, 3), 90, np.uint8)
-    dice_set, counts = teach(reader, "zoo", {"duck": [frame], "lion": [frame]})
+    dice_set, counts = teach(reader, "zoo", {"duck": [frame], "lion": [frame + 1]})
     assert counts == {"duck": taught, "lion": taught}
     assert dice_set.patch_values == ["duck"] * taught + ["lion"] * taught
 
@@ -390,7 +393,7 @@ def test_a_side_face_found_in_a_teaching_photo_is_not_taught() -> None:
                     FixedClassifier([one_hot(1)] * 5, [quality()] * 5),
                     embedder=ColourEmbedder())
     frame = np.full((480, 640, 3), 90, np.uint8)
-    _, counts = teach(reader, "zoo", {"duck": [frame], "lion": [frame]})
+    _, counts = teach(reader, "zoo", {"duck": [frame], "lion": [frame + 1]})
     assert counts == {"duck": 4, "lion": 4}
 
 
@@ -444,12 +447,36 @@ def test_a_face_the_classifier_takes_for_no_die_is_taught_from_the_sure_finds(
     assert counts == {"duck": taught, "lion": 2}
 
 
+@pytest.mark.parametrize(("text", "value"), [("4", 4), (" 6", 6), ("Duck", "duck"),
+                                             ("elephant", "elephant")])
+def test_a_face_is_named_as_a_user_writes_it(text: str, value: object) -> None:
+    assert parse_value(text) == value
+
+
+@pytest.mark.parametrize("text", ["7", "0", "dragon", ""])
+def test_a_face_no_die_shows_is_refused(text: str) -> None:
+    with pytest.raises(DiceSetError, match="is not a face of a die: 1 to 6, or duck"):
+        parse_value(text)
+
+
+def test_teaching_refuses_mixed_faces_and_one_photo_for_two_faces() -> None:
+    reader = Reader(FixedDetector([cand(100, 100)]),
+                    FixedClassifier([one_hot(1)], [quality()]), embedder=ColourEmbedder())
+    photo, other = (np.full((480, 640, 3), shade, np.uint8) for shade in (160, 60))
+    with pytest.raises(DiceSetError, match="pips .1 to 6. or animals, not both"):
+        teach(reader, "zoo", {"duck": [photo], 2: [other]})
+    with pytest.raises(DiceSetError, match="not a face of a die"):
+        teach(reader, "zoo", {"duck": [photo], "dragon": [other]})
+    with pytest.raises(DiceSetError, match="the same photo is given for 'duck' and 'lion'"):
+        teach(reader, "zoo", {"duck": [photo], "lion": [other, photo.copy()]})
+
+
 def test_a_photo_of_leaning_dice_only_is_still_taught() -> None:
     reader = Reader(FixedDetector([cand(100, 100)]),
                     FixedClassifier([one_hot(1)], [quality(tilted=0.9)]),
                     embedder=ColourEmbedder())
     frame = np.full((480, 640, 3), 90, np.uint8)
-    _, counts = teach(reader, "zoo", {"duck": [frame], "lion": [frame]})
+    _, counts = teach(reader, "zoo", {"duck": [frame], "lion": [frame + 1]})
     assert counts == {"duck": 1, "lion": 1}
 
 
