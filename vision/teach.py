@@ -231,18 +231,18 @@ def load_dice_set(state_dir: Path, name: str) -> DiceSet:
 
 
 def parse_value(text: str) -> DieValue:
-    """A face as a user names it ("4", "duck", "Duck"); DiceSetError if no die shows it."""
+    """A face as a user names it ("4", "duck", "Duck"): one the game knows, pips 1 to 6 or
+    an animal, else DiceSetError. (`teach` itself takes any names: make eval teaches
+    art the game does not know under its own names.)"""
     value: DieValue = int(text) if text.strip().isdigit() else text.strip().lower()
-    check_faces([value])
+    if value not in PIP_VALUES and value not in ANIMALS:
+        raise DiceSetError(f"{value!r} is not a face of a die: 1 to 6, or "
+                           f"{', '.join(ANIMALS)}")
     return value
 
 
-def check_faces(values: Sequence[object]) -> None:
-    """Taught faces must be the game's: pips 1 to 6 or the animals, one kind per set."""
-    for value in values:
-        if value not in PIP_VALUES and value not in ANIMALS:
-            raise DiceSetError(f"{value!r} is not a face of a die: 1 to 6, or "
-                               f"{', '.join(ANIMALS)}")
+def check_one_kind(values: Sequence[DieValue]) -> None:
+    """A set's faces are all pips or all pictures: no die shows both."""
     if len({value in PIP_VALUES for value in values}) > 1:
         raise DiceSetError("a dice set has pips (1 to 6) or animals, not both")
 
@@ -271,7 +271,7 @@ def teach(reader: object, name: str, photos: Mapping[DieValue, Sequence[np.ndarr
     check_name(name)
     if len(photos) < 2:
         raise DiceSetError("teach at least two values (e.g. duck=duck.jpg lion=lion.jpg)")
-    check_faces(list(photos))
+    check_one_kind(list(photos))
     check_photos_differ(photos)
     values: list[DieValue] = []
     patches: list[np.ndarray] = []
