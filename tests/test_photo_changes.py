@@ -7,6 +7,7 @@ from pathlib import Path
 
 import cv2
 import numpy as np
+import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "models"))
 
@@ -49,3 +50,11 @@ def test_turned_and_scaled_labels_are_exact(tmp_path: Path) -> None:
     assert by_name["turned 180°"].dice[0].box == (40.0, 80.0, 60.0, 100.0)
     assert by_name["halved"].dice[0].center == (55.0, 15.0)
     assert (by_name["doubled"].width, by_name["doubled"].height) == (320, 240)
+
+
+def test_a_close_up_crops_to_the_dice_at_800_pixels(tmp_path: Path) -> None:
+    samples, change_of = changed_photos([photo_with_a_die(tmp_path)])
+    close = next(label for _, label in samples if change_of(label) == "close-up")
+    # the 20 px die and a third of it around: 93..126 × 13..46, scaled by 800 / 33
+    assert (close.width, close.height) == (800, 800)
+    assert close.dice[0].center == pytest.approx((17 * 800 / 33, 17 * 800 / 33))

@@ -13,7 +13,12 @@ import cv2
 import numpy as np
 
 from vision.models import DETECTOR_PATH, open_session
-from vision.preprocess import DETECTOR_LONG_SIDE, DETECTOR_STRIDE, detector_input
+from vision.preprocess import (
+    DETECTOR_LONG_SIDE,
+    DETECTOR_STRIDE,
+    detector_image,
+    detector_tensor,
+)
 
 
 @dataclass(frozen=True)
@@ -49,6 +54,27 @@ SMALL_DIE = 16.0
 TARGET_DIE = 26.0
 #: ... but never with a longer side than this.
 MAX_LONG_SIDE = 1024
+#: Dice larger than nearly all the network was trained on (a photo taken close to a few
+#: dice; training dice are 7–98 detector pixels, median 25) are found in pieces: pips and
+#: faces as dice. So every frame is also searched at this long side (cheaply, from the
+#: first search's input) ...
+COARSE_LONG_SIDE = 128
+#: ... and where the finds there that the network is sure of (a cup or a hand at the edge
+#: it is not) ...
+LARGE_SCORE = 0.5
+#: ... are this big (median, coarse pixels: 72 at DETECTOR_LONG_SIDE, more than nearly
+#: all training dice; real dice seen from a table's height come out at 15–20), ...
+LARGE_DIE = 24.0
+#: ... and most of the first search's finds are pieces of them — inside, smaller than
+#: this share (pips and faces: 0.05–0.55; dice seen whole 0.65 and more), and none of them
+#: as sure as a die, or as the large die it lies in (dice lying in a tray that the coarse
+#: search takes for one large die are: 0.65 and more, more than the tray) ...
+PIECE = 0.6
+PIECE_SCORE = 0.7
+#: ... the frame is searched at the scale that makes them about this big instead.
+TARGET_LARGE_DIE = 36.0
+#: ... but never with a shorter long side than this.
+MIN_LONG_SIDE = 64
 
 
 class OnnxDetector:
@@ -57,7 +83,10 @@ class OnnxDetector:
     A frame is first searched at DETECTOR_LONG_SIDE. Where its dice come out small (a wide
     view, a high-resolution camera), two touching dice can merge into one peak, so the frame
     is searched once more at a scale that makes the dice about TARGET_DIE pixels — sizes the
-    network was trained on (its training scales dice by 0.7–1.4).
+    network was trained on (its training scales dice by 0.7–1.4). Where they come out
+    larger than it was trained on (a photo taken close to the dice), it finds their pips and
+    faces as dice; a coarse search (COARSE_LONG_SIDE) sees such dice whole, and the frame is
+    searched at a scale that makes them about TARGET_LARGE_DIE pixels instead.
     """
 
     def __init__(self, path: Path = DETECTOR_PATH, threshold: float = 0.3,
@@ -69,22 +98,59 @@ class OnnxDetector:
         self.outputs = ["out", "body"] if "body" in names else ["out"]
 
     def detect(self, frame_bgr: np.ndarray) -> list[Candidate]:
-        found, scale = self._run(frame_bgr, DETECTOR_LONG_SIDE)
+        h, w = frame_bgr.shape[:2]
+        image, scale = detector_image(frame_bgr, DETECTOR_LONG_SIDE)
+        found = self._search(image, scale, w, h)
+        long_side = self._long_side_for_large_dice(image, scale, found, w, h)
+        if long_side is not None:
+            smaller, factor = detector_image(image, long_side)
+            return self._search(smaller, scale * factor, w, h)
         if found:
             size = float(np.median([c.size for c in found])) * scale
             if size < SMALL_DIE:
                 long_side = min(MAX_LONG_SIDE,
                                 32 * round(DETECTOR_LONG_SIDE * TARGET_DIE / size / 32))
                 if long_side > DETECTOR_LONG_SIDE:
-                    found, _ = self._run(frame_bgr, long_side)
+                    found = self._search(*detector_image(frame_bgr, long_side), w, h)
         return found
 
-    def _run(self, frame_bgr: np.ndarray, long_side: int) -> tuple[list[Candidate], float]:
-        x, scale = detector_input(frame_bgr, long_side)
-        outputs = self.session.run(self.outputs, {"image": x})
+    def _long_side_for_large_dice(self, image: np.ndarray, scale: float,
+                                  found: list[Candidate], width: int, height: int
+                                  ) -> int | None:
+        """The coarse search of `image` (the frame scaled by `scale`), and what it says
+        (`long_side_for_large_dice`)."""
+        coarse, factor = detector_image(image, COARSE_LONG_SIDE)
+        return long_side_for_large_dice(
+            found, self._search(coarse, scale * factor, width, height), scale * factor)
+
+    def _search(self, image: np.ndarray, scale: float, width: int, height: int
+                ) -> list[Candidate]:
+        """The finds in `image`: a frame of `width` × `height` scaled by `scale`."""
+        outputs = self.session.run(self.outputs, {"image": detector_tensor(image)})
         body = outputs[1][0] if len(outputs) > 1 else None
-        h, w = frame_bgr.shape[:2]
-        return decode(outputs[0][0], scale, self.threshold, w, h, body), scale
+        return decode(outputs[0][0], scale, self.threshold, width, height, body)
+
+
+def long_side_for_large_dice(found: list[Candidate], coarse: list[Candidate],
+                             coarse_scale: float) -> int | None:
+    """Where the coarse search (`coarse`, frame pixels × `coarse_scale` = its pixels) finds
+    dice larger than LARGE_DIE, and the first search (`found`) found them in pieces (PIECE,
+    PIECE_SCORE): the long side at which they are about TARGET_LARGE_DIE; else None."""
+    sure = [c for c in coarse if c.score >= LARGE_SCORE]
+    if not sure or not found:
+        return None
+    size = float(np.median([c.size for c in sure])) * coarse_scale
+    pieces = [(c, die) for die in sure for c in found if is_piece(c, die)]
+    if size < LARGE_DIE or len({id(c) for c, _ in pieces}) < len(found) / 2 \
+            or any(c.score >= min(PIECE_SCORE, die.score) for c, die in pieces):
+        return None
+    return max(MIN_LONG_SIDE, 32 * round(COARSE_LONG_SIDE * TARGET_LARGE_DIE / size / 32))
+
+
+def is_piece(find: Candidate, die: Candidate) -> bool:
+    """Does `find` lie inside `die`'s box, smaller than PIECE of it?"""
+    x0, y0, x1, y1 = die.box
+    return x0 <= find.x <= x1 and y0 <= find.y <= y1 and find.size < PIECE * die.size
 
 
 def decode(out: np.ndarray, scale: float, threshold: float, width: int, height: int,

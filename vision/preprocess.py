@@ -28,15 +28,28 @@ def detector_input(frame_bgr: np.ndarray, long_side: int = DETECTOR_LONG_SIDE
                    ) -> tuple[np.ndarray, float]:
     """Resize (keeping the aspect), pad to a multiple of 32, and return NCHW float32 with
     the scale from frame pixels to input pixels."""
+    small, scale = detector_image(frame_bgr, long_side)
+    return detector_tensor(small), scale
+
+
+def detector_image(frame_bgr: np.ndarray, long_side: int = DETECTOR_LONG_SIDE
+                   ) -> tuple[np.ndarray, float]:
+    """The frame resized (keeping the aspect) to `long_side`, and the scale from frame
+    pixels to its pixels."""
     h, w = frame_bgr.shape[:2]
     scale = detector_scale(w, h, long_side)
     nw, nh = max(32, round(w * scale)), max(32, round(h * scale))
     interp = cv2.INTER_AREA if scale < 1 else cv2.INTER_LINEAR
-    small = cv2.resize(frame_bgr, (nw, nh), interpolation=interp)
-    ph, pw = -nh % 32, -nw % 32
+    return cv2.resize(frame_bgr, (nw, nh), interpolation=interp), scale
+
+
+def detector_tensor(image_bgr: np.ndarray) -> np.ndarray:
+    """A `detector_image` padded to a multiple of 32, as the network's NCHW input."""
+    h, w = image_bgr.shape[:2]
+    ph, pw = -h % 32, -w % 32
     if ph or pw:
-        small = cv2.copyMakeBorder(small, 0, ph, 0, pw, cv2.BORDER_REPLICATE)
-    return to_tensor(small), scale
+        image_bgr = cv2.copyMakeBorder(image_bgr, 0, ph, 0, pw, cv2.BORDER_REPLICATE)
+    return to_tensor(image_bgr)
 
 
 def to_tensor(image_bgr: np.ndarray) -> np.ndarray:

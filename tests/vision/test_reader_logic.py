@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 from vision.classifier import FACES, QUALITY, FaceScores
-from vision.detector import Candidate, decode, suppress
+from vision.detector import Candidate, decode, long_side_for_large_dice, suppress
 from vision.preprocess import DETECTOR_STRIDE, crop_die, detector_input, upright_angle
 from vision.reader import Reader
 from vision.reading import TRUST_CONFIDENCE
@@ -88,6 +88,38 @@ def test_detector_input_keeps_aspect_and_pads_to_32() -> None:
     assert x.shape == (1, 3, 288, 384) and scale == pytest.approx(0.48)
     x, scale = detector_input(np.zeros((540, 960, 3), np.uint8))
     assert x.shape[2] % 32 == 0 and x.shape[3] == 384
+
+
+#: A frame of 800 px searched coarsely at 128: coarse pixels per frame pixel.
+COARSE = 128 / 800
+
+
+def test_a_die_found_in_pieces_is_searched_again_smaller() -> None:
+    """A photo close to a die: the coarse search sees it whole (400 frame px = 64 coarse
+    px); the first search found its pips (60 px, weak) as dice."""
+    die = cand(400, 300, size=400, score=0.8)
+    pips = [cand(x, y, size=60, score=0.5) for x, y in ((300, 200), (400, 300), (500, 400))]
+    long_side = long_side_for_large_dice(pips, [die], COARSE)
+    assert long_side is not None and 64 <= long_side < 128
+    # the same die seen whole by the first search too (no pieces): nothing to do
+    assert long_side_for_large_dice([cand(400, 300, size=380)], [die], COARSE) is None
+
+
+@pytest.mark.parametrize(("found", "coarse"), [
+    # dice in a tray that the coarse search takes for one large die: the dice are sure
+    ([cand(x, 300, size=60, score=0.8) for x in (300, 400, 500)], [cand(400, 300, 400, 0.6)]),
+    # dice of a usual size: the coarse search finds nothing large
+    ([cand(x, 300, size=60, score=0.5) for x in (300, 400, 500)], [cand(400, 300, 80, 0.8)]),
+    # a large find the network is unsure of (a cup at the edge)
+    ([cand(x, 300, size=60, score=0.5) for x in (300, 400, 500)], [cand(400, 300, 400, 0.4)]),
+    # most finds lie outside it: dice beside a large thing
+    ([cand(x, 100, size=60, score=0.5) for x in (100, 300, 700)] + [cand(400, 300, 60, 0.5)],
+     [cand(400, 300, 300, 0.8)]),
+    ([], [cand(400, 300, 400, 0.8)]),  # nothing found first
+])
+def test_large_finds_of_the_coarse_search_that_hold_no_pieces_change_nothing(
+        found: list[Candidate], coarse: list[Candidate]) -> None:
+    assert long_side_for_large_dice(found, coarse, COARSE) is None
 
 
 def test_crop_is_centred_on_the_die() -> None:
@@ -597,6 +629,9 @@ def test_detector_looks_again_at_small_dice(die_px: float, passes: int) -> None:
     detector.outputs = ["out"]
     (found,) = detector.detect(np.zeros((1200, 1600, 3), np.uint8))
     shapes = detector.session.shapes  # type: ignore[attr-defined]
+    # beside the coarse search for dice too large (128 px long side), which finds none here
+    assert shapes[1] == (1, 3, 96, 128)
+    shapes = shapes[:1] + shapes[2:]
     assert len(shapes) == passes
     if passes == 2:
         assert shapes[1][3] > shapes[0][3]  # the second look is larger
