@@ -319,8 +319,9 @@ class Reader:
         return Reading(tuple(dice), tuple(self._warnings(dice))), evidence[order]
 
     def side_faces(self, candidates: list[Candidate], width: int, height: int) -> list[bool]:
-        """Per find: is it likely a die's side face, not its top (its body lies against the
-        view of the other finds, and the detector is not sure of it)? JudgeConfig.wrong_side."""
+        """Per find: is it likely a die's side face, not its top — its body lies against the
+        view of the other finds and the detector is not sure of it (JudgeConfig.wrong_side),
+        or, in a steep view, its body does not point along the view at all (steep_view)?"""
         cfg = self.judge
         against = body_against_the_view(candidates, max(width, height), cfg.wrong_side,
                                         cfg.wrong_side_away)
