@@ -56,23 +56,27 @@ TARGET_DIE = 26.0
 MAX_LONG_SIDE = 1024
 #: Dice larger than nearly all the network was trained on (a photo taken close to a few
 #: dice; training dice are 7–98 detector pixels, median 25) are found in pieces: pips and
-#: faces as dice. So every frame is also searched at this long side (cheaply, from the
-#: first search's input) ...
-COARSE_LONG_SIDE = 128
+#: faces as dice. So every frame is also searched coarsely, at these long sides in turn
+#: (cheaply, from the first search's input; the second where a die fills most of the
+#: picture), ...
+COARSE_LONG_SIDES = (128, 96)
 #: ... and where the finds there that the network is sure of (a cup or a hand at the edge
 #: it is not) ...
 LARGE_SCORE = 0.5
-#: ... are this big (median, coarse pixels: 72 at DETECTOR_LONG_SIDE, more than nearly
-#: all training dice; real dice seen from a table's height come out at 15–20), ...
-LARGE_DIE = 24.0
-#: ... and most of the first search's finds are pieces of them — inside, smaller than
-#: this share (pips and faces: 0.05–0.55; dice seen whole 0.65 and more), and none of them
-#: as sure as a die, or as the large die it lies in (dice lying in a tray that the coarse
-#: search takes for one large die are: 0.65 and more, more than the tray) ...
+#: ... are this large (median, as a share of the frame's longer side: 72 px of 384, more
+#: than nearly all training dice; real dice seen from a table's height are 0.12–0.16) and
+#: hold pieces of the first search's finds ...
+LARGE_DIE = 0.19
+#: ... (inside, smaller than this share of them: pips and faces 0.05–0.55, dice seen whole
+#: 0.65 and more), ...
 PIECE = 0.6
-PIECE_SCORE = 0.7
-#: ... the frame is searched at the scale that makes them about this big instead.
+#: ... the frame is searched again at the scale that makes them about this big (detector
+#: pixels). Where most first finds are such pieces and none is as sure as a die, or as the
+#: large die it lies in (dice lying in a tray that the coarse search takes for one large
+#: die are: 0.65 and more, more than the tray), those finds stand; elsewhere the reader
+#: weighs both (`vision.reader.Reader.finds`).
 TARGET_LARGE_DIE = 36.0
+PIECE_SCORE = 0.7
 #: ... but never with a shorter long side than this.
 MIN_LONG_SIDE = 64
 
@@ -85,8 +89,9 @@ class OnnxDetector:
     is searched once more at a scale that makes the dice about TARGET_DIE pixels — sizes the
     network was trained on (its training scales dice by 0.7–1.4). Where they come out
     larger than it was trained on (a photo taken close to the dice), it finds their pips and
-    faces as dice; a coarse search (COARSE_LONG_SIDE) sees such dice whole, and the frame is
-    searched at a scale that makes them about TARGET_LARGE_DIE pixels instead.
+    faces as dice; a coarse search (COARSE_LONG_SIDES) sees such dice whole, and the frame
+    is searched again at a scale that makes them about TARGET_LARGE_DIE pixels: the reader
+    weighs those finds against the first (`detect_with_large`).
     """
 
     def __init__(self, path: Path = DETECTOR_PATH, threshold: float = 0.3,
@@ -98,13 +103,23 @@ class OnnxDetector:
         self.outputs = ["out", "body"] if "body" in names else ["out"]
 
     def detect(self, frame_bgr: np.ndarray) -> list[Candidate]:
+        """The finds (where the detector alone cannot weigh them against those at the
+        scale of large dice, its first search's)."""
+        return self.detect_with_large(frame_bgr)[0]
+
+    def detect_with_large(self, frame_bgr: np.ndarray
+                          ) -> tuple[list[Candidate], list[Candidate] | None]:
+        """The finds; and where the coarse search sees large dice holding pieces of them
+        but cannot tell that they are only pieces, the finds of a search at the scale of
+        those dice to weigh them against (else None)."""
         h, w = frame_bgr.shape[:2]
         image, scale = detector_image(frame_bgr, DETECTOR_LONG_SIDE)
         found = self._search(image, scale, w, h)
-        long_side = self._long_side_for_large_dice(image, scale, found, w, h)
-        if long_side is not None:
-            smaller, factor = detector_image(image, long_side)
-            return self._search(smaller, scale * factor, w, h)
+        large = self._large_dice(image, scale, found, w, h)
+        if large is not None:
+            smaller, factor = detector_image(image, large.long_side)
+            finds = self._search(smaller, scale * factor, w, h)
+            return (finds, None) if large.found_in_pieces else (found, finds)
         if found:
             size = float(np.median([c.size for c in found])) * scale
             if size < SMALL_DIE:
@@ -112,16 +127,19 @@ class OnnxDetector:
                                 32 * round(DETECTOR_LONG_SIDE * TARGET_DIE / size / 32))
                 if long_side > DETECTOR_LONG_SIDE:
                     found = self._search(*detector_image(frame_bgr, long_side), w, h)
-        return found
+        return found, None
 
-    def _long_side_for_large_dice(self, image: np.ndarray, scale: float,
-                                  found: list[Candidate], width: int, height: int
-                                  ) -> int | None:
-        """The coarse search of `image` (the frame scaled by `scale`), and what it says
-        (`long_side_for_large_dice`)."""
-        coarse, factor = detector_image(image, COARSE_LONG_SIDE)
-        return long_side_for_large_dice(
-            found, self._search(coarse, scale * factor, width, height), scale * factor)
+    def _large_dice(self, image: np.ndarray, scale: float, found: list[Candidate],
+                    width: int, height: int) -> LargeDice | None:
+        """The coarse searches of `image` (the frame scaled by `scale`), and what they say
+        (`large_dice`)."""
+        for side in COARSE_LONG_SIDES:
+            coarse, factor = detector_image(image, side)
+            large = large_dice(found, self._search(coarse, scale * factor, width, height),
+                               max(width, height))
+            if large is not None:
+                return large
+        return None
 
     def _search(self, image: np.ndarray, scale: float, width: int, height: int
                 ) -> list[Candidate]:
@@ -131,20 +149,31 @@ class OnnxDetector:
         return decode(outputs[0][0], scale, self.threshold, width, height, body)
 
 
-def long_side_for_large_dice(found: list[Candidate], coarse: list[Candidate],
-                             coarse_scale: float) -> int | None:
-    """Where the coarse search (`coarse`, frame pixels × `coarse_scale` = its pixels) finds
-    dice larger than LARGE_DIE, and the first search (`found`) found them in pieces (PIECE,
-    PIECE_SCORE): the long side at which they are about TARGET_LARGE_DIE; else None."""
+@dataclass(frozen=True)
+class LargeDice:
+    """What the coarse search says: search again at `long_side`; `found_in_pieces`: the
+    first finds are all but surely pieces of the large dice."""
+
+    long_side: int
+    found_in_pieces: bool
+
+
+def large_dice(found: list[Candidate], coarse: list[Candidate], frame_long_side: float
+               ) -> LargeDice | None:
+    """Where the coarse search's sure finds (`coarse`) are large dice (LARGE_DIE of the
+    frame's `frame_long_side`) and hold pieces of the first search's finds (`found`): the
+    long side at which they are about TARGET_LARGE_DIE detector pixels, and whether most
+    first finds are weak pieces (PIECE_SCORE); else None."""
     sure = [c for c in coarse if c.score >= LARGE_SCORE]
     if not sure or not found:
         return None
-    size = float(np.median([c.size for c in sure])) * coarse_scale
+    share = float(np.median([c.size for c in sure])) / frame_long_side
     pieces = [(c, die) for die in sure for c in found if is_piece(c, die)]
-    if size < LARGE_DIE or len({id(c) for c, _ in pieces}) < len(found) / 2 \
-            or any(c.score >= min(PIECE_SCORE, die.score) for c, die in pieces):
+    if share < LARGE_DIE or not pieces:
         return None
-    return max(MIN_LONG_SIDE, 32 * round(COARSE_LONG_SIDE * TARGET_LARGE_DIE / size / 32))
+    in_pieces = len({id(c) for c, _ in pieces}) >= len(found) / 2 and not any(
+        c.score >= min(PIECE_SCORE, die.score) for c, die in pieces)
+    return LargeDice(max(MIN_LONG_SIDE, 32 * round(TARGET_LARGE_DIE / share / 32)), in_pieces)
 
 
 def is_piece(find: Candidate, die: Candidate) -> bool:

@@ -277,8 +277,11 @@ def teach(reader: object, name: str, photos: Mapping[DieValue, Sequence[np.ndarr
     patches: list[np.ndarray] = []
     pip_counts: list[int] = []  # the classifier's count of each taught die
     no_die, tilted, stacked = (QUALITY.index(k) for k in ("no_die", "tilted", "stacked"))
+    # The classifier knows how pips look, not a new set's pictures: only for a pip set can
+    # it weigh the finds of a photo taken close (Reader.finds).
+    weigh = all(value in PIP_VALUES for value in photos)
     for value, frames in photos.items():
-        looked = [_looked_at(reader, frame) for frame in frames]
+        looked = [_looked_at(reader, frame, weigh) for frame in frames]
         # The user says every die there shows `value`: if the classifier sees no die in
         # any of them, the detector's sure finds are taught (SURE_FIND).
         chosen = [[d for d in dice if d[1][no_die] < 0.5] for dice in looked]
@@ -311,11 +314,11 @@ def teach(reader: object, name: str, photos: Mapping[DieValue, Sequence[np.ndarr
     return taught, dict(Counter(taught.patch_values))
 
 
-def _looked_at(reader: Reader, frame: np.ndarray
+def _looked_at(reader: Reader, frame: np.ndarray, weigh: bool
                ) -> list[tuple[Candidate, np.ndarray, int]]:
-    """A teaching photo's finds, each with the classifier's quality probabilities and the
-    pip count it reads."""
-    candidates = reader.detector.detect(frame)
+    """A teaching photo's finds (`weigh`: weighed by Reader.finds), each with the
+    classifier's quality probabilities and the pip count it reads."""
+    candidates = reader.finds(frame) if weigh else reader.detector.detect(frame)
     if not candidates:
         return []
     _, check = reader.classified(frame, candidates)

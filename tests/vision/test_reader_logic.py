@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 from vision.classifier import FACES, QUALITY, FaceScores
-from vision.detector import Candidate, decode, long_side_for_large_dice, suppress
+from vision.detector import Candidate, LargeDice, decode, large_dice, suppress
 from vision.preprocess import DETECTOR_STRIDE, crop_die, detector_input, upright_angle
 from vision.reader import Reader
 from vision.reading import TRUST_CONFIDENCE
@@ -90,36 +90,94 @@ def test_detector_input_keeps_aspect_and_pads_to_32() -> None:
     assert x.shape[2] % 32 == 0 and x.shape[3] == 384
 
 
-#: A frame of 800 px searched coarsely at 128: coarse pixels per frame pixel.
-COARSE = 128 / 800
-
-
 def test_a_die_found_in_pieces_is_searched_again_smaller() -> None:
-    """A photo close to a die: the coarse search sees it whole (400 frame px = 64 coarse
-    px); the first search found its pips (60 px, weak) as dice."""
+    """A photo close to a die (800 px wide): the coarse search sees it whole, 400 px; the
+    first search found its pips (60 px) as dice."""
     die = cand(400, 300, size=400, score=0.8)
     pips = [cand(x, y, size=60, score=0.5) for x, y in ((300, 200), (400, 300), (500, 400))]
-    long_side = long_side_for_large_dice(pips, [die], COARSE)
-    assert long_side is not None and 64 <= long_side < 128
+    # the die about 36 px there; the first finds all weak pieces of it
+    assert large_dice(pips, [die], 800) == LargeDice(64, found_in_pieces=True)
+    # a pip found as surely as a die, or as the large die: the reader weighs both
+    sure = [*pips[:2], dataclasses.replace(pips[2], score=0.75)]
+    assert large_dice(sure, [die], 800) == LargeDice(64, found_in_pieces=False)
+    assert large_dice(sure, [dataclasses.replace(die, score=0.6)], 800) \
+        == LargeDice(64, found_in_pieces=False)
+    # most first finds lie elsewhere: the reader weighs both
+    beside = [cand(x, 560, size=60, score=0.5) for x in (100, 700, 750)]
+    assert large_dice([*pips[:1], *beside], [die], 800) == LargeDice(64, found_in_pieces=False)
     # the same die seen whole by the first search too (no pieces): nothing to do
-    assert long_side_for_large_dice([cand(400, 300, size=380)], [die], COARSE) is None
+    assert large_dice([cand(400, 300, size=380)], [die], 800) is None
 
 
 @pytest.mark.parametrize(("found", "coarse"), [
-    # dice in a tray that the coarse search takes for one large die: the dice are sure
-    ([cand(x, 300, size=60, score=0.8) for x in (300, 400, 500)], [cand(400, 300, 400, 0.6)]),
     # dice of a usual size: the coarse search finds nothing large
     ([cand(x, 300, size=60, score=0.5) for x in (300, 400, 500)], [cand(400, 300, 80, 0.8)]),
     # a large find the network is unsure of (a cup at the edge)
     ([cand(x, 300, size=60, score=0.5) for x in (300, 400, 500)], [cand(400, 300, 400, 0.4)]),
-    # most finds lie outside it: dice beside a large thing
-    ([cand(x, 100, size=60, score=0.5) for x in (100, 300, 700)] + [cand(400, 300, 60, 0.5)],
-     [cand(400, 300, 300, 0.8)]),
+    # no find lies in it: dice beside a large thing
+    ([cand(x, 60, size=60, score=0.5) for x in (100, 300, 700)], [cand(400, 400, 300, 0.8)]),
     ([], [cand(400, 300, 400, 0.8)]),  # nothing found first
 ])
 def test_large_finds_of_the_coarse_search_that_hold_no_pieces_change_nothing(
         found: list[Candidate], coarse: list[Candidate]) -> None:
-    assert long_side_for_large_dice(found, coarse, COARSE) is None
+    assert large_dice(found, coarse, 800) is None
+
+
+class WithLarge(FixedDetector):
+    """A detector that also offers finds at the scale of large dice."""
+
+    def __init__(self, found: list[Candidate], large: list[Candidate]) -> None:
+        super().__init__(found)
+        self.large = large
+
+    def detect_with_large(self, frame_bgr: np.ndarray
+                          ) -> tuple[list[Candidate], list[Candidate] | None]:
+        return self.candidates, self.large
+
+
+class ShadeReader:
+    """Reads a bright crop as a sure 5, a dark one as a guess."""
+
+    def classify(self, crops: list[np.ndarray], turned: Sequence[bool] | None = None
+                 ) -> FaceScores:
+        guess = [1 / len(FACES)] * len(FACES)
+        return FaceScores(np.array([one_hot(5) if c.mean() > 128 else guess for c in crops]),
+                          np.array([quality()] * len(crops)))
+
+
+def test_a_photo_close_to_a_die_is_read_at_its_scale_not_as_its_pips() -> None:
+    frame = np.full((600, 800, 3), 90, np.uint8)
+    frame[100:500, 200:600] = 255  # the die
+    pips = [(300, 200), (400, 300), (500, 400)]
+    for x, y in pips:
+        frame[y - 25:y + 25, x - 25:x + 25] = 0
+    reader = Reader(WithLarge([cand(x, y, size=60, score=0.6) for x, y in pips],
+                              [cand(400, 300, size=400, score=0.8)]), ShadeReader())
+    assert [(d.value, d.x) for d in reader.read(frame).dice] == [(5, 400)]
+
+
+def test_a_taught_set_reads_the_first_finds() -> None:
+    """The classifier's certainty says nothing about a taught set's art: no weighing."""
+    frame = np.full((600, 800, 3), 90, np.uint8)
+    frame[100:500, 200:600] = 255  # the die of the photo above, which is read whole there
+    pips = [(300, 200), (400, 300), (500, 400)]
+    for x, y in pips:
+        frame[y - 25:y + 25, x - 25:x + 25] = 0
+    taught = DiceSet("zoo", ["duck", "lion"], np.stack([patch((0, 0, 0)), patch((255,) * 3)]))
+    reader = Reader(WithLarge([cand(x, y, size=60, score=0.6) for x, y in pips],
+                              [cand(400, 300, size=400, score=0.8)]), ShadeReader(),
+                    dice_set=taught, embedder=ColourEmbedder())
+    assert [d.x for d in reader.read(frame).dice] == [300, 400, 500]
+
+
+def test_dice_in_a_tray_taken_for_one_large_die_stay_dice() -> None:
+    frame = np.full((600, 800, 3), 40, np.uint8)  # a dark tray
+    places = [(300, 300), (400, 300), (500, 300)]
+    for x, y in places:
+        frame[y - 30:y + 30, x - 30:x + 30] = 255  # three dice
+    reader = Reader(WithLarge([cand(x, y, size=60, score=0.8) for x, y in places],
+                              [cand(400, 300, size=400, score=0.6)]), ShadeReader())
+    assert [d.x for d in reader.read(frame).dice] == [300, 400, 500]
 
 
 def test_crop_is_centred_on_the_die() -> None:
@@ -629,9 +687,9 @@ def test_detector_looks_again_at_small_dice(die_px: float, passes: int) -> None:
     detector.outputs = ["out"]
     (found,) = detector.detect(np.zeros((1200, 1600, 3), np.uint8))
     shapes = detector.session.shapes  # type: ignore[attr-defined]
-    # beside the coarse search for dice too large (128 px long side), which finds none here
-    assert shapes[1] == (1, 3, 96, 128)
-    shapes = shapes[:1] + shapes[2:]
+    # beside the coarse searches for dice too large (128 and 96 px), which find none here
+    assert shapes[1:3] == [(1, 3, 96, 128), (1, 3, 96, 96)]
+    shapes = shapes[:1] + shapes[3:]
     assert len(shapes) == passes
     if passes == 2:
         assert shapes[1][3] > shapes[0][3]  # the second look is larger
