@@ -71,14 +71,15 @@ LARGE_DIE = 0.19
 #: 0.65 and more), ...
 PIECE = 0.6
 #: ... the frame is searched again at the scale that makes them about this big (detector
-#: pixels). Where most first finds are such pieces and none is as sure as a die, or as the
-#: large die it lies in (dice lying in a tray that the coarse search takes for one large
-#: die are: 0.65 and more, more than the tray), those finds stand; elsewhere the reader
-#: weighs both (`vision.reader.Reader.finds`).
+#: pixels), ...
 TARGET_LARGE_DIE = 36.0
-PIECE_SCORE = 0.7
 #: ... but never with a shorter long side than this.
 MIN_LONG_SIDE = 64
+#: Where most first finds are such pieces and none is as sure as this, nor as the large
+#: die it lies in (dice lying in a tray that the coarse search takes for one large die are:
+#: 0.65 and more, more than the tray), the new finds stand; elsewhere the reader weighs
+#: both (`vision.reader.Reader.finds`).
+PIECE_SCORE = 0.7
 
 
 class OnnxDetector:
@@ -90,8 +91,9 @@ class OnnxDetector:
     network was trained on (its training scales dice by 0.7–1.4). Where they come out
     larger than it was trained on (a photo taken close to the dice), it finds their pips and
     faces as dice; a coarse search (COARSE_LONG_SIDES) sees such dice whole, and the frame
-    is searched again at a scale that makes them about TARGET_LARGE_DIE pixels: the reader
-    weighs those finds against the first (`detect_with_large`).
+    is searched again at a scale that makes them about TARGET_LARGE_DIE pixels: those finds
+    stand where the first are surely pieces, else the reader weighs the two
+    (`detect_with_large`).
     """
 
     def __init__(self, path: Path = DETECTOR_PATH, threshold: float = 0.3,
