@@ -24,14 +24,6 @@ def detector_scale(width: int, height: int, long_side: int = DETECTOR_LONG_SIDE)
     return long_side / max(width, height)
 
 
-def detector_input(frame_bgr: np.ndarray, long_side: int = DETECTOR_LONG_SIDE
-                   ) -> tuple[np.ndarray, float]:
-    """Resize (keeping the aspect), pad to a multiple of 32, and return NCHW float32 with
-    the scale from frame pixels to input pixels."""
-    small, scale = detector_image(frame_bgr, long_side)
-    return detector_tensor(small), scale
-
-
 def detector_image(frame_bgr: np.ndarray, long_side: int = DETECTOR_LONG_SIDE
                    ) -> tuple[np.ndarray, float]:
     """The frame resized (keeping the aspect) to `long_side`, and the scale from frame

@@ -11,7 +11,13 @@ import pytest
 
 from vision.classifier import FACES, QUALITY, FaceScores
 from vision.detector import Candidate, LargeDice, decode, large_dice, suppress
-from vision.preprocess import DETECTOR_STRIDE, crop_die, detector_input, upright_angle
+from vision.preprocess import (
+    DETECTOR_STRIDE,
+    crop_die,
+    detector_image,
+    detector_tensor,
+    upright_angle,
+)
 from vision.reader import Reader
 from vision.reading import TRUST_CONFIDENCE
 from vision.refiner import moved
@@ -84,9 +90,10 @@ FRAME = np.full((480, 640, 3), 90, np.uint8)
 
 
 def test_detector_input_keeps_aspect_and_pads_to_32() -> None:
-    x, scale = detector_input(np.zeros((600, 800, 3), np.uint8))
-    assert x.shape == (1, 3, 288, 384) and scale == pytest.approx(0.48)
-    x, scale = detector_input(np.zeros((540, 960, 3), np.uint8))
+    image, scale = detector_image(np.zeros((600, 800, 3), np.uint8))
+    assert detector_tensor(image).shape == (1, 3, 288, 384) and scale == pytest.approx(0.48)
+    image, _ = detector_image(np.zeros((540, 960, 3), np.uint8))
+    x = detector_tensor(image)
     assert x.shape[2] % 32 == 0 and x.shape[3] == 384
 
 
