@@ -196,8 +196,7 @@ class Reader:
         if min(frame_bgr.shape[:2]) < MIN_FRAME_SIDE:
             raise ValueError(f"too small to read ({frame_bgr.shape[1]}×{frame_bgr.shape[0]} "
                              f"pixels; at least {MIN_FRAME_SIDE} each way)")
-        candidates = self.finds(frame_bgr)
-        crops, scores = self.classified(frame_bgr, candidates)
+        candidates, crops, scores = self.finds(frame_bgr)
         values, probs, recognised = self._values(scores, crops)
         if self.refiner is not None and candidates:
             candidates, values, probs, recognised = self._second_look(
@@ -205,24 +204,28 @@ class Reader:
         return self._judge(frame_bgr.shape[1], frame_bgr.shape[0], candidates, scores,
                            values, probs, recognised)
 
-    def finds(self, frame_bgr: np.ndarray) -> list[Candidate]:
-        """The detector's finds. Where it also offers finds at the scale of large dice (a
-        photo taken close, `OnnxDetector.detect_with_large`), those stand if the classifier
-        reads the first finds as dice no surer than PIECES_READ (they are pips and faces)
-        and the large ones surer — when reading the built-in faces: the classifier's
-        certainty says nothing about a taught set's art, which it may never have seen
-        (`make eval`'s unseen animal sets read 0.5–1.9 points worse on other tables with
-        it)."""
+    def finds(self, frame_bgr: np.ndarray, weigh: bool = True
+              ) -> tuple[list[Candidate], list[np.ndarray], FaceScores]:
+        """The detector's finds, their crops and what the classifier reads in them. Where
+        the detector also offers finds at the scale of large dice (a photo taken close,
+        `OnnxDetector.detect_with_large`), those stand if the classifier reads the first
+        finds as dice no surer than PIECES_READ (they are pips and faces) and the large ones
+        surer — if `weigh`, and when reading the built-in faces: the classifier's certainty
+        says nothing about a taught set's art, which it may never have seen (`make eval`'s
+        unseen animal sets read 0.5–1.9 points worse on other tables with it)."""
         with_large = getattr(self.detector, "detect_with_large", None)
-        if with_large is None:
-            return self.detector.detect(frame_bgr)
-        found, large = with_large(frame_bgr)
-        if not large or not isinstance(self.dice_set, str):
-            return found
-        first = die_likeness(self.classified(frame_bgr, found)[1])
+        found, large = with_large(frame_bgr) if with_large is not None else \
+            (self.detector.detect(frame_bgr), None)
+        crops, scores = self.classified(frame_bgr, found)
+        if not large or not weigh or not isinstance(self.dice_set, str):
+            return found, crops, scores
+        first = die_likeness(scores)
         if first > PIECES_READ:
-            return found
-        return large if die_likeness(self.classified(frame_bgr, large)[1]) > first else found
+            return found, crops, scores
+        large_crops, large_scores = self.classified(frame_bgr, large)
+        if die_likeness(large_scores) > first:
+            return large, large_crops, large_scores
+        return found, crops, scores
 
     def classified(self, frame_bgr: np.ndarray, candidates: list[Candidate]
                    ) -> tuple[list[np.ndarray], FaceScores]:

@@ -316,12 +316,9 @@ def teach(reader: object, name: str, photos: Mapping[DieValue, Sequence[np.ndarr
 
 def _looked_at(reader: Reader, frame: np.ndarray, weigh: bool
                ) -> list[tuple[Candidate, np.ndarray, int]]:
-    """A teaching photo's finds (`weigh`: weighed by Reader.finds), each with the
-    classifier's quality probabilities and the pip count it reads."""
-    candidates = reader.finds(frame) if weigh else reader.detector.detect(frame)
-    if not candidates:
-        return []
-    _, check = reader.classified(frame, candidates)
+    """A teaching photo's finds (Reader.finds, `weigh`), each with the classifier's quality
+    probabilities and the pip count it reads."""
+    candidates, _, check = reader.finds(frame, weigh)
     return [(c, q, int(np.argmax(v[:len(PIP_VALUES)])))
             for c, q, v in zip(candidates, check.quality, check.value, strict=True)]
 
