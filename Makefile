@@ -47,7 +47,7 @@ lint: $(TEST_STAMP)
 	$(BIN)/ruff check game vision web hardware models tests
 
 typecheck: $(TEST_STAMP)
-	$(BIN)/mypy --strict game
+	$(BIN)/mypy --strict game vision web hardware
 
 unit: $(TEST_STAMP) $(BROWSER_STAMP)
 	$(BIN)/pytest -q

@@ -270,7 +270,8 @@ class UsbSource:
             del exc
         if not ok or frame is None:
             raise CameraError(f"USB camera {self.device} gives no picture (unplugged?)")
-        return frame if frame.ndim == 3 else cv2.cvtColor(frame, cv2.COLOR_GRAY2BGR)
+        bgr: np.ndarray = frame if frame.ndim == 3 else cv2.cvtColor(frame, cv2.COLOR_GRAY2BGR)
+        return bgr
 
     def lores(self) -> np.ndarray:
         return _lores_of(self._read(), self.config.lores_size)

@@ -64,7 +64,7 @@ class Pip:
 
 
 def _detector(p: BaselineParams, scale: float, dark: bool) -> cv2.SimpleBlobDetector:
-    q = cv2.SimpleBlobDetector_Params()
+    q = cv2.SimpleBlobDetector.Params()
     q.filterByColor = True
     q.blobColor = 0 if dark else 255
     q.minThreshold, q.maxThreshold, q.thresholdStep = 10, 240, 10
@@ -79,7 +79,7 @@ def _detector(p: BaselineParams, scale: float, dark: bool) -> cv2.SimpleBlobDete
     q.minConvexity = p.min_convexity
     q.filterByInertia = True
     q.minInertiaRatio = p.min_inertia
-    return cv2.SimpleBlobDetector_create(q)
+    return cv2.SimpleBlobDetector.create(q)
 
 
 def _measure(gray: np.ndarray, x: float, y: float, size: float, dark: bool) -> Pip | None:

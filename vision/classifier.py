@@ -32,7 +32,8 @@ class FaceScores:
 def softmax(logits: np.ndarray) -> np.ndarray:
     z = logits - logits.max(axis=1, keepdims=True)
     e = np.exp(z)
-    return e / e.sum(axis=1, keepdims=True)
+    p: np.ndarray = e / e.sum(axis=1, keepdims=True)
+    return p
 
 
 class OnnxClassifier:

@@ -303,7 +303,7 @@ def check_real(root: Path | None = None, near_bits: int = 12) -> DataReport:
         rep.images[split] = len(samples)
         rep.dice[split] = sum(len(lab.dice) for _, lab in samples)
         rep.dice_per_image[split] = dict(Counter(len(lab.dice) for _, lab in samples))
-        rep.values[split] = dict(Counter(int(d.value) for _, lab in samples  # type: ignore[arg-type]
+        rep.values[split] = dict(Counter(int(d.value) for _, lab in samples
                                          for d in lab.dice))
         rep.cut[split] = sum(d.flag == "cut" for _, lab in samples for d in lab.dice)
         multi = [lab for _, lab in samples if len(lab.dice) > 1]

@@ -26,7 +26,8 @@ _EPS = 1e-4
 
 
 def _sigmoid(z: np.ndarray) -> np.ndarray:
-    return 1.0 / (1.0 + np.exp(-np.clip(z, -50.0, 50.0)))
+    p: np.ndarray = 1.0 / (1.0 + np.exp(-np.clip(z, -50.0, 50.0)))
+    return p
 
 
 def doubt_features(confidence: np.ndarray, quality: np.ndarray, score: np.ndarray,

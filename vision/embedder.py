@@ -49,4 +49,5 @@ class OnnxEmbedder:
     def _embed(self, crops: list[np.ndarray]) -> np.ndarray:
         (out,) = self.session.run(None, {"crops": quarter_turns(crops, self.views)})
         mean = out.reshape(self.views, len(crops), -1).mean(axis=0)
-        return mean / np.maximum(np.linalg.norm(mean, axis=1, keepdims=True), 1e-9)
+        unit: np.ndarray = mean / np.maximum(np.linalg.norm(mean, axis=1, keepdims=True), 1e-9)
+        return unit

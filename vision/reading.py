@@ -9,7 +9,7 @@ from __future__ import annotations
 import json
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import Protocol
+from typing import Any, Protocol
 
 import numpy as np
 
@@ -103,14 +103,14 @@ class SceneLabel:
         }
 
     @classmethod
-    def from_json(cls, obj: dict[str, object]) -> SceneLabel:
+    def from_json(cls, obj: dict[str, Any]) -> SceneLabel:
         dice = tuple(
             DieLabel(value=d["value"], box=tuple(d["box"]), center=tuple(d["center"]),
                      flag=d.get("flag"))
-            for d in obj["dice"]  # type: ignore[union-attr]
+            for d in obj["dice"]
         )
-        return cls(image=str(obj["image"]), width=int(obj["width"]),  # type: ignore[arg-type]
-                   height=int(obj["height"]), dice=dice)  # type: ignore[arg-type]
+        return cls(image=str(obj["image"]), width=int(obj["width"]),
+                   height=int(obj["height"]), dice=dice)
 
 
 def count_of_dice(n: int) -> str:

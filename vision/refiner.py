@@ -39,8 +39,8 @@ class OnnxRefiner:
         crops = [crop_die(frame_bgr, c.x, c.y, REFINE_SPAN * c.size) for c in candidates]
         (out,) = self.session.run(["refine"], {"crops": crops_tensor(crops)})
         height, width = frame_bgr.shape[:2]
-        return [moved(c, *map(float, row), width=width, height=height)
-                for c, row in zip(candidates, out, strict=True)]
+        return [moved(c, float(dx), float(dy), float(log_scale), width, height)
+                for c, (dx, dy, log_scale) in zip(candidates, out, strict=True)]
 
 
 def moved(candidate: Candidate, dx: float, dy: float, log_scale: float, width: float,

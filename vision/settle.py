@@ -139,7 +139,7 @@ class SettleDetector:
         sample = diff[::4, ::4] if self.mask is None else diff[self.mask > 0][::7]
         if sample.size:
             diff -= float(np.median(sample))
-        changed = (np.abs(diff) > self.config.pixel_threshold).astype(np.uint8)
+        changed: np.ndarray = (np.abs(diff) > self.config.pixel_threshold).astype(np.uint8)
         if self.mask is not None:
             changed &= self.mask > 0
         return changed

@@ -191,7 +191,7 @@ def foreshortened(patch: np.ndarray, share: float) -> np.ndarray:
     """The patch squashed to `share` of its height about its centre (the die as seen from
     a camera tilted further towards or away from it)."""
     h, w = patch.shape[:2]
-    m = np.float32([[1, 0, 0], [0, share, (1 - share) * h / 2]])
+    m = np.array([[1, 0, 0], [0, share, (1 - share) * h / 2]], np.float32)
     return cv2.warpAffine(patch, m, (w, h), flags=cv2.INTER_LINEAR,
                           borderMode=cv2.BORDER_REPLICATE)
 
