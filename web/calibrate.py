@@ -450,13 +450,12 @@ def _prompt(text: str) -> None:
 
 
 def _read_image(path: Path) -> Any:
-    import cv2
+    from vision.photo import read_photo
 
-    frame = cv2.imread(str(path), cv2.IMREAD_COLOR) if path.is_file() else None
-    if frame is None:
-        raise CalibrationError(f"{path}: " + ("no such file" if not path.exists()
-                                              else "not a readable image"))
-    return frame
+    try:
+        return read_photo(path)
+    except ValueError as exc:
+        raise CalibrationError(f"{path}: {exc}") from None
 
 
 def _write_image(path: Path, frame: Any) -> None:

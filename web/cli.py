@@ -49,10 +49,9 @@ def cmd_replay(args: argparse.Namespace) -> int:
 
 
 def cmd_read(args: argparse.Namespace) -> int:
-    import cv2
-
     from vision.annotate import annotate
     from vision.models import ModelMissingError
+    from vision.photo import read_photo
     from vision.reader import Reader
     from web.config import state_dir
 
@@ -70,10 +69,8 @@ def cmd_read(args: argparse.Namespace) -> int:
     results: list[dict[str, object]] = []
     failed = 0
     for path in args.images:
-        frame = cv2.imread(str(path), cv2.IMREAD_COLOR) if path.is_file() else None
         try:
-            if frame is None:
-                raise ValueError("no such file" if not path.exists() else "not a readable image")
+            frame = read_photo(path)
             reading = reader.read(frame)
         except ValueError as exc:  # also a frame too small to read
             print(f"kniffel read: {path}: {exc}", file=sys.stderr)
@@ -111,9 +108,8 @@ def write_image(path: Path, image: np.ndarray) -> str | None:
 
 
 def cmd_teach(args: argparse.Namespace) -> int:
-    import cv2
-
     from vision.models import ModelMissingError
+    from vision.photo import read_photo
     from vision.reader import Reader
     from vision.teach import DiceSetError, parse_value, teach
     from web.config import state_dir
@@ -127,11 +123,10 @@ def cmd_teach(args: argparse.Namespace) -> int:
             face = parse_value(value)
         except DiceSetError as exc:
             raise UserError(str(exc)) from None
-        frame = cv2.imread(path, cv2.IMREAD_COLOR) if Path(path).is_file() else None
-        if frame is None:
-            raise UserError(f"{path}: " + ("no such file" if not Path(path).exists()
-                                           else "not a readable image"))
-        photos.setdefault(face, []).append(frame)
+        try:
+            photos.setdefault(face, []).append(read_photo(Path(path)))
+        except ValueError as exc:
+            raise UserError(f"{path}: {exc}") from None
     try:
         reader = Reader.default()
         dice_set, counts = teach(reader, args.dice_set, photos)  # type: ignore[arg-type]

@@ -98,18 +98,22 @@ def test_read_cli_json_annotate_and_bad_files(tmp_path: Path) -> None:
     broken.write_bytes(b"not a picture")
     tiny = tmp_path / "tiny.png"
     cv2.imwrite(str(tiny), frame[:10, :12])
+    cut = tmp_path / "cut.jpg"  # a copy that did not finish
+    cut.write_bytes(good.read_bytes()[:4000])
     out = tmp_path / "annotated"
     result = kniffel("read", str(good), str(broken), str(tmp_path / "missing.jpg"), str(tiny),
-                     "--json", "--annotate", str(out))
+                     str(cut), "--json", "--annotate", str(out))
     assert result.returncode == 1
     errors = result.stderr.strip().splitlines()
     assert errors == [f"kniffel read: {broken}: not a readable image",
                       f"kniffel read: {tmp_path / 'missing.jpg'}: no such file",
                       f"kniffel read: {tiny}: too small to read (12×10 pixels; at least 16 "
-                      f"each way)"]
+                      f"each way)",
+                      f"kniffel read: {cut}: the JPEG file is cut short (a copy or an upload "
+                      f"that did not finish?)"]
     doc = json.loads(result.stdout)
     assert [d["image"] for d in doc] == [str(good), str(broken), str(tmp_path / "missing.jpg"),
-                                         str(tiny)]
+                                         str(tiny), str(cut)]
     assert doc[3] == {"image": str(tiny), "error": errors[2].split(": ", 2)[2]}
     dice = doc[0]["dice"]
     assert len(dice) == 5 and set(dice[0]) == {"value", "confidence", "x", "y", "box", "flag"}
@@ -154,6 +158,13 @@ def test_teach_a_dice_set_and_read_with_it(tmp_path: Path) -> None:
         cv2.imwrite(str(path), photo(face)[0])
         args.append(f"{face}={path}")
     env = {**__import__("os").environ, "KNIFFEL_STATE_DIR": str(tmp_path / "state")}
+    cut = tmp_path / "cut.jpg"  # half a photo teaches nothing
+    cut.write_bytes((tmp_path / "6.jpg").read_bytes()[:3000])
+    refused = kniffel("teach", "--dice-set", "wood", *args[:5], f"6={cut}", env=env)
+    assert refused.returncode == 1
+    assert refused.stderr.strip() == (f"kniffel teach: {cut}: the JPEG file is cut short "
+                                      "(a copy or an upload that did not finish?)")
+    assert not (tmp_path / "state" / "dice-sets" / "wood.npz").exists()
     taught = kniffel("teach", "--dice-set", "wood", *args, env=env)
     assert taught.returncode == 0, taught.stderr
     assert (tmp_path / "state" / "dice-sets" / "wood.npz").is_file()

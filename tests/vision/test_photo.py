@@ -1,0 +1,72 @@
+"""Loading photos from files: a JPEG cut short is refused, not read half grey."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import cv2
+import numpy as np
+import pytest
+
+from vision.photo import jpeg_cut_short, read_photo
+
+
+def jpeg(width: int = 320, height: int = 240, progressive: bool = False) -> bytes:
+    rng = np.random.default_rng(5)
+    image = rng.integers(0, 256, (height, width, 3), dtype=np.uint8)
+    params = [cv2.IMWRITE_JPEG_QUALITY, 90]
+    if progressive:
+        params += [cv2.IMWRITE_JPEG_PROGRESSIVE, 1]
+    ok, data = cv2.imencode(".jpg", image, params)
+    assert ok
+    return data.tobytes()
+
+
+def with_thumbnail(data: bytes) -> bytes:
+    """`data` with an EXIF-like APP1 segment after its start that holds a whole small JPEG
+    (with its own end marker), as cameras store a thumbnail."""
+    thumb = jpeg(32, 24)
+    body = b"Exif\x00\x00" + thumb
+    return data[:2] + b"\xff\xe1" + (len(body) + 2).to_bytes(2, "big") + body + data[2:]
+
+
+@pytest.mark.parametrize("progressive", [False, True])
+def test_a_whole_jpeg_is_not_cut_short_and_a_cut_one_is(progressive: bool) -> None:
+    data = jpeg(progressive=progressive)
+    assert not jpeg_cut_short(data)
+    for keep in (len(data) // 2, len(data) - 2, 1000, 100, 3):
+        assert jpeg_cut_short(data[:keep]), keep
+
+
+def test_a_thumbnail_end_marker_does_not_hide_a_cut_photo() -> None:
+    data = with_thumbnail(jpeg())
+    assert cv2.imdecode(np.frombuffer(data, np.uint8), cv2.IMREAD_COLOR) is not None
+    assert not jpeg_cut_short(data)
+    assert jpeg_cut_short(data[:len(data) // 2])
+
+
+def test_bytes_after_the_end_marker_and_other_formats_are_left_to_the_decoder() -> None:
+    assert not jpeg_cut_short(jpeg() + b"\x00" * 64 + b"ftypmp42 a motion photo's video")
+    ok, png = cv2.imencode(".png", np.zeros((8, 8, 3), np.uint8))
+    assert ok and not jpeg_cut_short(png.tobytes()[:20])
+    assert not jpeg_cut_short(b"not a picture")
+
+
+def test_read_photo_gives_one_line_reasons(tmp_path: Path) -> None:
+    whole = tmp_path / "whole.jpg"
+    whole.write_bytes(jpeg())
+    assert read_photo(whole).shape == (240, 320, 3)
+    cut = tmp_path / "cut.jpg"
+    cut.write_bytes(jpeg()[:5000])
+    # OpenCV would decode it, the rest grey: that is what must not happen unnoticed
+    assert cv2.imread(str(cut), cv2.IMREAD_COLOR) is not None
+    with pytest.raises(ValueError, match=r"^the JPEG file is cut short \(a copy or an upload"):
+        read_photo(cut)
+    text = tmp_path / "text.jpg"
+    text.write_text("hello")
+    with pytest.raises(ValueError, match="^not a readable image$"):
+        read_photo(text)
+    with pytest.raises(ValueError, match="^not a readable image$"):
+        read_photo(tmp_path)
+    with pytest.raises(ValueError, match="^no such file$"):
+        read_photo(tmp_path / "missing.jpg")
