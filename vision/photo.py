@@ -8,7 +8,9 @@ from pathlib import Path
 import cv2
 import numpy as np
 
-SOI, EOI, SOS = b"\xff\xd8", b"\xff\xd9", 0xDA
+SOI = b"\xff\xd8"  # start of image
+EOI = b"\xff\xd9"  # end of image
+SOS = 0xDA  # start of scan: the compressed image data follows
 #: Markers without a length field: TEM and the restart markers RST0–7.
 STANDALONE = {0x01, *range(0xD0, 0xD8)}
 
