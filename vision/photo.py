@@ -30,8 +30,9 @@ def read_photo(path: Path) -> np.ndarray:
         raise ValueError(f"cannot be read ({exc.strerror or exc})") from None
     if jpeg_cut_short(data):
         raise ValueError("the JPEG file is cut short (a copy or an upload that did not finish?)")
-    # imread rather than imdecode of `data`: it turns the photo as its EXIF orientation says.
-    frame = cv2.imread(str(path), cv2.IMREAD_COLOR)
+    # Decoded from the bytes already read; like imread, imdecode turns the photo as its
+    # EXIF orientation says (tests/vision/test_photo.py).
+    frame = cv2.imdecode(np.frombuffer(data, np.uint8), cv2.IMREAD_COLOR) if data else None
     if frame is None:
         raise ValueError("not a readable image")
     return frame

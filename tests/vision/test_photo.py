@@ -70,3 +70,29 @@ def test_read_photo_gives_one_line_reasons(tmp_path: Path) -> None:
         read_photo(tmp_path)
     with pytest.raises(ValueError, match="^no such file$"):
         read_photo(tmp_path / "missing.jpg")
+    empty = tmp_path / "empty.jpg"
+    empty.write_bytes(b"")
+    with pytest.raises(ValueError, match="^not a readable image$"):
+        read_photo(empty)
+
+
+def test_read_photo_turns_a_photo_as_its_exif_orientation_says(tmp_path: Path) -> None:
+    """A phone held upright stores the picture on its side with orientation 6 (turn 90°
+    clockwise): read_photo gives it upright, as cv2.imread does."""
+    import struct
+
+    image = np.zeros((40, 80, 3), np.uint8)
+    image[:, :40] = 255  # white left half
+    ok, encoded = cv2.imencode(".jpg", image)
+    assert ok
+    tiff = (b"II*\x00" + struct.pack("<IH", 8, 1) + struct.pack("<HHIHH", 0x0112, 3, 1, 6, 0)
+            + struct.pack("<I", 0))
+    body = b"Exif\x00\x00" + tiff
+    data = encoded.tobytes()
+    photo = tmp_path / "upright.jpg"
+    photo.write_bytes(data[:2] + b"\xff\xe1" + (len(body) + 2).to_bytes(2, "big") + body
+                      + data[2:])
+    frame = read_photo(photo)
+    assert frame.shape == (80, 40, 3)
+    assert frame[5, 20].mean() > 200 and frame[75, 20].mean() < 50  # white half now on top
+    assert np.array_equal(frame, cv2.imread(str(photo), cv2.IMREAD_COLOR))
