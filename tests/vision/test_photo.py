@@ -66,7 +66,8 @@ def test_read_photo_gives_one_line_reasons(tmp_path: Path) -> None:
     text.write_text("hello")
     with pytest.raises(ValueError, match="^not a readable image$"):
         read_photo(text)
-    with pytest.raises(ValueError, match="^not a readable image$"):
+    # `kniffel read photos` instead of `kniffel read photos/*.jpg`
+    with pytest.raises(ValueError, match=r"^a folder, not a photo \(name its photos: .*\*\.jpg\)$"):
         read_photo(tmp_path)
     with pytest.raises(ValueError, match="^no such file$"):
         read_photo(tmp_path / "missing.jpg")
