@@ -140,6 +140,24 @@ def _close_up(frame: np.ndarray, label: SceneLabel) -> tuple[np.ndarray, SceneLa
                         out.shape[1], out.shape[0])
 
 
+def _farther(frame: np.ndarray, label: SceneLabel) -> tuple[np.ndarray, SceneLabel]:
+    """As from a camera twice as high (a Pi that sees the whole table): the photo shrunk to
+    half in a frame of its own size, the desk around it its own, mirrored, with the dice
+    painted out (cv2.inpaint) — the cable and laptop edge in view stay, mirrored too."""
+    h, w = frame.shape[:2]
+    mask = np.zeros((h, w), np.uint8)
+    for d in label.dice:
+        x0, y0, x1, y1 = d.box
+        margin = 0.35 * max(x1 - x0, y1 - y0)
+        cv2.rectangle(mask, (int(x0 - margin), int(y0 - margin)),
+                      (int(x1 + margin), int(y1 + margin)), 255, -1)
+    desk = cv2.copyMakeBorder(cv2.inpaint(frame, mask, 5, cv2.INPAINT_TELEA),
+                              h // 2, h - h // 2, w // 2, w - w // 2, cv2.BORDER_REFLECT)
+    desk[h // 2:h // 2 + h, w // 2:w // 2 + w] = frame
+    out = cv2.resize(desk, (w, h), interpolation=cv2.INTER_AREA)
+    return out, _mapped(label, lambda x, y: ((x + w // 2) / 2, (y + h // 2) / 2), w, h)
+
+
 def _grey(frame: np.ndarray, label: SceneLabel) -> tuple[np.ndarray, SceneLabel]:
     return cv2.cvtColor(cv2.cvtColor(frame, cv2.COLOR_BGR2GRAY), cv2.COLOR_GRAY2BGR), label
 
@@ -157,6 +175,7 @@ PHOTO_CHANGES: dict[str, Callable[[np.ndarray, SceneLabel], tuple]] = {
     "warm light": _lit((0.75, 0.95, 1.15)),
     "grey": _grey,
     "close-up": _close_up,
+    "farther": _farther,
 }
 
 

@@ -58,3 +58,14 @@ def test_a_close_up_crops_to_the_dice_at_800_pixels(tmp_path: Path) -> None:
     # the 20 px die and a third of it around: 93..126 × 13..46, scaled by 800 / 33
     assert (close.width, close.height) == (800, 800)
     assert close.dice[0].center == pytest.approx((17 * 800 / 33, 17 * 800 / 33))
+
+
+def test_farther_halves_the_die_and_shows_it_once(tmp_path: Path) -> None:
+    samples, change_of = changed_photos([photo_with_a_die(tmp_path)])
+    frame, far = next((f, label) for f, label in samples if change_of(label) == "farther")
+    assert (far.width, far.height) == (160, 120)
+    assert far.dice[0].center == (95.0, 45.0) and far.dice[0].box == (90.0, 40.0, 100.0, 50.0)
+    # the desk mirrored around the photo has the die painted out: one die, not four
+    bright = cv2.cvtColor(frame, cv2.COLOR_BGR2GRAY) > 170
+    assert bright[40:50, 90:100].mean() > 0.6
+    assert bright.sum() <= 1.2 * bright[40:50, 90:100].sum()

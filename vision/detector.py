@@ -92,8 +92,8 @@ class OnnxDetector:
     larger than it was trained on (a photo taken close to the dice), it finds their pips and
     faces as dice; a coarse search (COARSE_LONG_SIDES) sees such dice whole, and the frame
     is searched again at a scale that makes them about TARGET_LARGE_DIE pixels: those finds
-    stand where the first are surely pieces, else the reader weighs the two
-    (`detect_with_large`).
+    stand where the first are surely pieces and that search finds a large die as surely as
+    LARGE_SCORE, else the reader weighs the two (`detect_with_large`).
     """
 
     def __init__(self, path: Path = DETECTOR_PATH, threshold: float = 0.3,
@@ -121,7 +121,11 @@ class OnnxDetector:
         if large is not None:
             smaller, factor = detector_image(image, large.long_side)
             finds = self._search(smaller, scale * factor, w, h)
-            return (finds, None) if large.found_in_pieces else (found, finds)
+            # The large dice must be found again, surely, at their own scale: a tray, a box
+            # lid or a mat seen from far can look like one large die to the coarse search,
+            # its dice like pieces of it, and then the dice would be lost.
+            confirmed = any(c.score >= LARGE_SCORE for c in finds)
+            return (finds, None) if large.found_in_pieces and confirmed else (found, finds)
         if found:
             size = float(np.median([c.size for c in found])) * scale
             if size < SMALL_DIE:

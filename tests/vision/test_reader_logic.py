@@ -703,6 +703,43 @@ def test_detector_looks_again_at_small_dice(die_px: float, passes: int) -> None:
     assert found.size == pytest.approx(die_px, rel=0.05)
 
 
+class LargeDieSession:
+    """Stands in for onnxruntime on a 1600 × 1200 frame: the first search (384 px wide)
+    finds a die of 100 frame pixels, the coarse search (128 wide) one large die of 700
+    around it — a tray seen from far, or a die photographed close — and the search at the
+    large die's scale (96 wide) finds it with the score `confirm`."""
+
+    def __init__(self, confirm: float) -> None:
+        self.finds = {384: (100.0, 0.6), 128: (700.0, 0.8), 96: (700.0, confirm)}
+
+    def run(self, _: object, feed: dict[str, np.ndarray]) -> list[np.ndarray]:
+        x = feed["image"]
+        gh, gw = x.shape[2] // DETECTOR_STRIDE, x.shape[3] // DETECTOR_STRIDE
+        out = np.zeros((1, 5, gh, gw), np.float32)
+        size, score = self.finds.get(x.shape[3], (0.0, 0.0))
+        if score:
+            out[0, 0, gh // 2, gw // 2] = score
+            out[0, 3:5, gh // 2, gw // 2] = np.log(size * x.shape[3] / 1600)
+        return [out]
+
+
+@pytest.mark.parametrize(("confirm", "large_stand"), [(0.8, True), (0.4, False)])
+def test_large_dice_stand_alone_only_where_their_own_scale_finds_them_surely(
+        confirm: float, large_stand: bool) -> None:
+    from vision.detector import OnnxDetector
+
+    detector = OnnxDetector.__new__(OnnxDetector)
+    detector.session = LargeDieSession(confirm)  # type: ignore[assignment]
+    detector.threshold = 0.3
+    detector.outputs = ["out"]
+    found, large = detector.detect_with_large(np.zeros((1200, 1600, 3), np.uint8))
+    if large_stand:  # the first find is a piece of the large die: only the die stands
+        assert [round(c.size, -1) for c in found] == [700] and large is None
+    else:  # unconfirmed: the first finds stay, and the reader weighs both (Reader.finds)
+        assert [round(c.size, -1) for c in found] == [100]
+        assert large is not None and [round(c.size, -1) for c in large] == [700]
+
+
 class ShiftingRefiner:
     """Moves every find by a fixed share of its size to the right."""
 
