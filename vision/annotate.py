@@ -46,8 +46,8 @@ def label_text(die: DieReading) -> str:
 def label_plates(boxes: list[tuple[int, int, int, int]], sizes: list[tuple[int, int]],
                  frame: tuple[int, int]) -> list[Rect]:
     """Where each die's label goes: above its box, else below, else inside its top, else
-    beside — the first place within the frame that no earlier label covers (the last one
-    tried if none is free)."""
+    beside — the first place within the frame that no earlier label covers (above it, moved
+    into the frame, if none is free)."""
     width, height = frame
     placed: list[Rect] = []
     for (x0, y0, x1, y1), (tw, th) in zip(boxes, sizes, strict=True):

@@ -17,9 +17,9 @@ STANDALONE = {0x01, *range(0xD0, 0xD8)}
 
 def read_photo(path: Path) -> np.ndarray:
     """The photo at `path` as a BGR frame, or ValueError with a one-line reason: no such
-    file, a folder, not a readable image, or a JPEG cut short — a copy or an upload that did not
-    finish. OpenCV decodes such a file without an error, the missing part grey, and the
-    dice there would silently go unseen (or be taught from half a picture)."""
+    file, a folder, not a readable image, or a JPEG cut short — a copy or an upload that
+    did not finish. OpenCV decodes such a file without an error, the missing part grey,
+    and the dice there would silently go unseen (or be taught from half a picture)."""
     if not path.exists():
         raise ValueError("no such file")
     if path.is_dir():
