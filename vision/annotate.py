@@ -61,9 +61,8 @@ def label_plates(boxes: list[tuple[int, int, int, int]], sizes: list[tuple[int, 
                 chosen = rect
                 break
         if chosen is None:
-            px = min(max(0, left), max(0, width - tw))
             py = min(max(0, y0 - th), max(0, height - th))
-            chosen = (px, py, px + tw, py + th)
+            chosen = (left, py, left + tw, py + th)
         placed.append(chosen)
     return placed
 
