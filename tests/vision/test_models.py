@@ -13,6 +13,7 @@ import numpy as np
 import pytest
 
 from vision.datasets import load_real, real_root
+from vision.detector import Candidate
 from vision.evaluation import evaluate
 from vision.models import CLASSIFIER_PATH, DETECTOR_PATH, EMBEDDER_PATH, REFINER_PATH
 from vision.preprocess import crop_die
@@ -268,7 +269,6 @@ def test_the_detector_says_where_each_die_body_lies() -> None:
 def test_the_refiner_puts_a_misplaced_find_back_on_the_top_face() -> None:
     """A find a third of a die off its top face, at up to 1.4 times or 0.7 of its size,
     is moved back to the face and given the die's size."""
-    from vision.detector import Candidate
     from vision.refiner import OnnxRefiner
 
     refiner = OnnxRefiner()
@@ -307,3 +307,49 @@ def test_the_embedder_embeds_many_crops_in_runs_as_in_one(
     monkeypatch.setattr(vision.embedder, "BATCH", len(crops))
     assert runs.shape == (70, embedder.dim) and np.allclose(runs, embedder.embed(crops),
                                                             atol=1e-6)
+
+
+def test_the_larger_second_search_looks_only_around_the_first_finds(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """Dice small in a large frame are searched again larger (vision.detector.SMALL_DIE),
+    only around the first finds: the dice are found there as a search of the whole frame,
+    enlarged, finds them, for a part of its pixels."""
+    import vision.detector as detector_module
+    from vision.detector import OnnxDetector
+
+    detector = OnnxDetector()
+    searched: list[tuple[int, int]] = []
+    search = detector._search
+
+    def recorded(image: np.ndarray, *args: object) -> object:
+        searched.append(image.shape[:2])
+        return search(image, *args)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(detector, "_search", recorded)
+    rng = np.random.default_rng(SEED + 11)
+    shares = []
+    for _ in range(3):
+        frame, label = render(random_scene(
+            rng, "pips", n_dice=5, hand=False, cup=False, tilted=False, stacked=False,
+            cut=False, tilt_deg=10.0, resolution=(1640, 1232), die_px=40.0))
+        searched.clear()
+        around = detector.detect(frame)
+        part = searched[-1]
+        with monkeypatch.context() as whole_frame:
+            whole_frame.setattr(detector_module, "AROUND", 1e6)
+            searched.clear()
+            everywhere = detector.detect(frame)
+        whole = searched[-1]
+        assert whole[1] > 384  # searched larger
+        shares.append(part[0] * part[1] / (whole[0] * whole[1]))
+        centres = [d.center for d in label.dice]
+        assert len(near_dice(around, centres)) >= 5
+        assert near_dice(around, centres) == near_dice(everywhere, centres)
+    assert max(shares) < 1.0 and min(shares) < 0.6, shares
+
+
+def near_dice(finds: list[Candidate], centres: list[tuple[float, float]]
+              ) -> list[tuple[float, float, float]]:
+    """The finds within 60 px of a die's centre: place and size, rounded to 0.1 px."""
+    return sorted((round(c.x, 1), round(c.y, 1), round(c.size, 1)) for c in finds
+                  if any(np.hypot(c.x - x, c.y - y) < 60 for x, y in centres))

@@ -667,10 +667,10 @@ def test_a_die_unlike_anything_taught_is_asked_about() -> None:
 
 
 class FakeSession:
-    """Stands in for onnxruntime: one die of `die_px` frame pixels at the frame centre."""
+    """Stands in for onnxruntime: finds the bright square of a frame, wherever the input
+    shows it (the whole frame scaled, or a part of it), at its size in the input."""
 
-    def __init__(self, die_px: float) -> None:
-        self.die_px = die_px
+    def __init__(self) -> None:
         self.shapes: list[tuple[int, ...]] = []
 
     def run(self, _: object, feed: dict[str, np.ndarray]) -> list[np.ndarray]:
@@ -678,29 +678,46 @@ class FakeSession:
         self.shapes.append(x.shape)
         gh, gw = x.shape[2] // DETECTOR_STRIDE, x.shape[3] // DETECTOR_STRIDE
         out = np.zeros((1, 5, gh, gw), np.float32)
-        scale = x.shape[3] / 1600  # frames here are 1600 wide
-        out[0, 0, gh // 3, gw // 2] = 0.9
-        out[0, 3:5, gh // 3, gw // 2] = np.log(self.die_px * scale)
+        ys, xs = np.nonzero(x[0, 0] > 0.25)
+        if len(xs):
+            cx, cy = (xs.min() + xs.max() + 1) / 2, (ys.min() + ys.max() + 1) / 2
+            gx, gy = int(cx // DETECTOR_STRIDE), int(cy // DETECTOR_STRIDE)
+            out[0, 0, gy, gx] = 0.9
+            out[0, 1, gy, gx] = cx / DETECTOR_STRIDE - gx
+            out[0, 2, gy, gx] = cy / DETECTOR_STRIDE - gy
+            out[0, 3:5, gy, gx] = np.log(xs.max() + 1 - xs.min())
         return [out]
 
 
-@pytest.mark.parametrize(("die_px", "passes"), [(80.0, 1), (30.0, 2)])
-def test_detector_looks_again_at_small_dice(die_px: float, passes: int) -> None:
-    from vision.detector import OnnxDetector
+def square_at(x: int, y: int, size: int) -> np.ndarray:
+    frame = np.zeros((1200, 1600, 3), np.uint8)
+    frame[y - size // 2:y + size // 2, x - size // 2:x + size // 2] = 255
+    return frame
+
+
+@pytest.mark.parametrize(("die_px", "passes"), [(80, 1), (30, 2)])
+def test_detector_looks_again_at_small_dice(die_px: int, passes: int) -> None:
+    from vision.detector import AROUND, MAX_LONG_SIDE, OnnxDetector
 
     detector = OnnxDetector.__new__(OnnxDetector)
-    detector.session = FakeSession(die_px)  # type: ignore[assignment]
+    detector.session = FakeSession()  # type: ignore[assignment]
     detector.threshold = 0.3
     detector.outputs = ["out"]
-    (found,) = detector.detect(np.zeros((1200, 1600, 3), np.uint8))
+    (found,) = detector.detect(square_at(1200, 300, die_px))
     shapes = detector.session.shapes  # type: ignore[attr-defined]
     # beside the coarse searches for dice too large (128 and 96 px), which find none here
     assert shapes[1:3] == [(1, 3, 96, 128), (1, 3, 96, 96)]
     shapes = shapes[:1] + shapes[3:]
     assert len(shapes) == passes
     if passes == 2:
-        assert shapes[1][3] > shapes[0][3]  # the second look is larger
-    assert found.size == pytest.approx(die_px, rel=0.05)
+        # the second look is larger — the die is 7 px at first, so at the largest scale,
+        # MAX_LONG_SIDE for the whole frame — and only around the die: AROUND of its sizes
+        # (as the first look measured them, 25 px) each way, cut at multiples of 32
+        scale = MAX_LONG_SIDE / 1600
+        assert 2 * AROUND * 0.8 * die_px * scale <= shapes[1][3] <= 2 * AROUND * die_px * scale
+        assert shapes[1][3] < MAX_LONG_SIDE / 4
+    assert (found.x, found.y) == (pytest.approx(1200, abs=2), pytest.approx(300, abs=2))
+    assert found.size == pytest.approx(die_px, rel=0.1)
 
 
 class LargeDieSession:
