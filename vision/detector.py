@@ -49,9 +49,11 @@ class Detector(Protocol):
 
 
 #: Dice smaller than this (in detector-input pixels) are looked at again, larger.
-SMALL_DIE = 16.0
-#: ... at a scale that makes them about this big,
-TARGET_DIE = 26.0
+SMALL_DIE = 30.0
+#: ... at a scale that makes them about this big (16 / 26 until 2026-11-26: dice leaning
+#: on others in a small, dim view went unfound at 19–23 px; models/README.md, "The larger
+#: second detector pass"),
+TARGET_DIE = 30.0
 #: ... but never with a longer side than this,
 MAX_LONG_SIDE = 1024
 #: ... and only the part of the frame within this many die sizes of the first finds (the

@@ -18,7 +18,7 @@ from vision.preprocess import (
     detector_tensor,
     upright_angle,
 )
-from vision.reader import Reader
+from vision.reader import JudgeConfig, Reader
 from vision.reading import TRUST_CONFIDENCE
 from vision.refiner import moved
 from vision.teach import (
@@ -287,13 +287,17 @@ def test_judge_flags(candidate: Candidate, value: list[float], qual: list[float]
     assert die.flag == flag
 
 
-def test_a_weak_find_overlapping_a_stronger_one_is_asked_about() -> None:
-    # 0.5 sizes apart: one die on or against another, or one die's side found as a die
-    reader = Reader(FixedDetector([cand(300, 200, score=0.9), cand(320, 200, score=0.4)]),
-                    FixedClassifier([one_hot(5), one_hot(2)], [quality(), quality()]))
-    strong, weak = reader.read(FRAME).dice
-    assert (strong.value, strong.flag) == (5, None)
+def test_a_weak_find_overlapping_a_stronger_one_is_asked_about_and_so_is_the_stronger() -> None:
+    # 0.5 sizes apart: one die on or against another, or one die's side found as a die —
+    # and a steeply seen die's front face is often the surer find of the two
+    finds = FixedDetector([cand(300, 200, score=0.9), cand(320, 200, score=0.4)])
+    faces = FixedClassifier([one_hot(5), one_hot(2)], [quality(), quality()])
+    strong, weak = Reader(finds, faces).read(FRAME).dice
+    assert (strong.value, strong.flag) == (5, "stacked")
     assert (weak.value, weak.flag) == (2, "stacked")
+    # what models/fit_judge.py fits the doubt on: only the weaker one asked about
+    alone = Reader(finds, faces, judge=JudgeConfig(overlap_both=False))
+    assert [d.flag for d in alone.read(FRAME).dice] == [None, "stacked"]
 
 
 @pytest.mark.parametrize(
@@ -695,9 +699,12 @@ def square_at(x: int, y: int, size: int) -> np.ndarray:
     return frame
 
 
-@pytest.mark.parametrize(("die_px", "passes"), [(80, 1), (30, 2)])
+# 1600-wide frames: the first search sees a die of 160 px at 38 detector pixels, one of
+# 80 px at 19 (below SMALL_DIE: set C's dice in `make eval`, leaning on others, went unfound
+# there until they were looked at again) and one of 30 px at 7.
+@pytest.mark.parametrize(("die_px", "passes"), [(160, 1), (80, 2), (30, 2)])
 def test_detector_looks_again_at_small_dice(die_px: int, passes: int) -> None:
-    from vision.detector import AROUND, MAX_LONG_SIDE, OnnxDetector
+    from vision.detector import AROUND, MAX_LONG_SIDE, TARGET_DIE, OnnxDetector
 
     detector = OnnxDetector.__new__(OnnxDetector)
     detector.session = FakeSession()  # type: ignore[assignment]
@@ -710,12 +717,14 @@ def test_detector_looks_again_at_small_dice(die_px: int, passes: int) -> None:
     shapes = shapes[:1] + shapes[3:]
     assert len(shapes) == passes
     if passes == 2:
-        # the second look is larger — the die is 7 px at first, so at the largest scale,
-        # MAX_LONG_SIDE for the whole frame — and only around the die: AROUND of its sizes
-        # (as the first look measured them, 25 px) each way, cut at multiples of 32
-        scale = MAX_LONG_SIDE / 1600
-        assert 2 * AROUND * 0.8 * die_px * scale <= shapes[1][3] <= 2 * AROUND * die_px * scale
-        assert shapes[1][3] < MAX_LONG_SIDE / 4
+        # the second look is at the scale that makes the die TARGET_DIE (at most
+        # MAX_LONG_SIDE for the whole frame), and only around the die: AROUND of its sizes
+        # each way, cut at multiples of 32
+        first = die_px * 384 / 1600
+        scale = min(MAX_LONG_SIDE, 32 * round(384 * TARGET_DIE / first / 32)) / 1600
+        part = 2 * AROUND * die_px * scale
+        assert 0.75 * part <= shapes[1][3] <= part + 64
+        assert shapes[1][3] < 1600 * scale / 2
     assert (found.x, found.y) == (pytest.approx(1200, abs=2), pytest.approx(300, abs=2))
     assert found.size == pytest.approx(die_px, rel=0.1)
 
