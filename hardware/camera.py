@@ -362,10 +362,12 @@ class ReplaySource:
         if self._files:
             if index >= len(self._files):
                 return None
-            frame = cv2.imread(str(self._files[index]), cv2.IMREAD_COLOR)
-            if frame is None:
-                raise CameraError(f"replay: {self._files[index].name} is not a readable image")
-            return frame
+            from vision.photo import read_photo
+
+            try:
+                return read_photo(self._files[index])
+            except ValueError as exc:
+                raise CameraError(f"replay: {self._files[index].name}: {exc}") from None
         assert self._video is not None
         frame = None
         while self._index < index:

@@ -318,6 +318,23 @@ def test_replay_errors_are_one_line(tmp_path: Path) -> None:
     (tmp_path / "empty").mkdir()
     with pytest.raises(CameraError, match="no images"):
         ReplaySource(CameraConfig(kind="replay", source=str(tmp_path / "empty"))).start()
+    # a photo copied only in part: OpenCV would give its missing part grey, dice unseen
+    cut = tmp_path / "cut"
+    cut.mkdir()
+    ok, jpeg = cv2.imencode(".jpg", np.full((120, 160, 3), 90, np.uint8))
+    assert ok
+    (cut / "000.jpg").write_bytes(jpeg.tobytes()[: len(jpeg) // 2])
+    (cut / "001.jpg").write_bytes(b"not a photo")
+    camera = ReplaySource(CameraConfig(kind="replay", source=str(cut), realtime=False))
+    camera.start()
+    with pytest.raises(CameraError, match=r"^replay: 000.jpg: the JPEG file is cut short"):
+        camera.lores()
+    camera = ReplaySource(CameraConfig(kind="replay", source=str(cut), realtime=False))
+    (cut / "000.jpg").write_bytes(jpeg.tobytes())
+    camera.start()
+    camera.lores()
+    with pytest.raises(CameraError, match=r"^replay: 001.jpg: not a readable image$"):
+        camera.lores()
 
 
 # ---- the demo table ---------------------------------------------------------------------------
