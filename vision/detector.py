@@ -93,14 +93,14 @@ class OnnxDetector:
 
     A frame is first searched at DETECTOR_LONG_SIDE. Where its dice come out small (a wide
     view, a high-resolution camera), two touching dice can merge into one peak, so the frame
-    is searched once more at a scale that makes the dice about TARGET_DIE pixels — sizes the
-    network was trained on (its training scales dice by 0.7–1.4) — around the first finds
-    (AROUND). Where they come out
-    larger than it was trained on (a photo taken close to the dice), it finds their pips and
-    faces as dice; a coarse search (COARSE_LONG_SIDES) sees such dice whole, and the frame
-    is searched again at a scale that makes them about TARGET_LARGE_DIE pixels: those finds
-    stand where the first are surely pieces and that search finds a large die as surely as
-    LARGE_SCORE, else the reader weighs the two (`detect_with_large`).
+    is searched once more, around the first finds (AROUND), at a scale that makes the dice
+    about TARGET_DIE pixels — sizes the network was trained on (its training scales dice by
+    0.7–1.4). Where they come out larger than it was trained on (a photo taken close to the
+    dice), it finds their pips and faces as dice; a coarse search (COARSE_LONG_SIDES) sees
+    such dice whole, and the frame is searched again at a scale that makes them about
+    TARGET_LARGE_DIE pixels: those finds stand where the first are surely pieces and that
+    search finds a large die as surely as LARGE_SCORE, else the reader weighs the two
+    (`detect_with_large`).
     """
 
     def __init__(self, path: Path = DETECTOR_PATH, threshold: float = 0.3,
@@ -150,7 +150,6 @@ class OnnxDetector:
         resized, at multiples of the network's largest stride, so that it reads its pixels
         as in a search of the whole frame."""
         image, scale = detector_image(frame_bgr, long_side)
-        h, w = frame_bgr.shape[:2]
         margin = AROUND * float(np.median([c.size for c in found]))
         step = 32
         x0 = max(0, int((min(c.x for c in found) - margin) * scale) // step * step)
