@@ -43,7 +43,7 @@ def label_text(die: DieReading) -> str:
     return f"{value} {die.confidence:.2f}" + (f" {die.flag}" if die.flag else "")
 
 
-def label_plates(boxes: list[tuple[int, int, int, int]], sizes: list[tuple[int, int]],
+def label_plates(boxes: list[Rect], sizes: list[tuple[int, int]],
                  frame: tuple[int, int]) -> list[Rect]:
     """Where each die's label goes: above its box, else below, else inside its top, else
     beside — the first place within the frame that no earlier label covers (above it, moved

@@ -151,13 +151,9 @@ class OnnxDetector:
         as in a search of the whole frame."""
         image, scale = detector_image(frame_bgr, long_side)
         margin = AROUND * float(np.median([c.size for c in found]))
-        step = 32
-        x0 = max(0, int((min(c.x for c in found) - margin) * scale) // step * step)
-        y0 = max(0, int((min(c.y for c in found) - margin) * scale) // step * step)
-        x1 = min(image.shape[1], -(-int(np.ceil((max(c.x for c in found) + margin) * scale))
-                                   // step) * step)
-        y1 = min(image.shape[0], -(-int(np.ceil((max(c.y for c in found) + margin) * scale))
-                                   // step) * step)
+        xs, ys = [c.x for c in found], [c.y for c in found]
+        x0, x1 = snapped((min(xs) - margin) * scale, (max(xs) + margin) * scale, image.shape[1])
+        y0, y1 = snapped((min(ys) - margin) * scale, (max(ys) + margin) * scale, image.shape[0])
         part_w, part_h = (x1 - x0) / scale, (y1 - y0) / scale
         finds = self._search(image[y0:y1, x0:x1], scale, round(part_w), round(part_h))
         # a die the cut passes through is seen in part: only finds well inside an inner edge
@@ -188,6 +184,12 @@ class OnnxDetector:
         outputs = self.session.run(self.outputs, {"image": detector_tensor(image)})
         body = outputs[1][0] if len(outputs) > 1 else None
         return decode(outputs[0][0], scale, self.threshold, width, height, body)
+
+
+def snapped(low: float, high: float, limit: int, step: int = 32) -> tuple[int, int]:
+    """[`low`, `high`) widened to multiples of `step` (the network's largest stride), within
+    [0, `limit`]."""
+    return max(0, int(low) // step * step), min(limit, -(-int(np.ceil(high)) // step) * step)
 
 
 @dataclass(frozen=True)
