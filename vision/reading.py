@@ -26,6 +26,11 @@ TRUST_CONFIDENCE = 0.9
 
 DieValue = int | str  # 1..6 for pip dice, an animal name for Kniffel Kids dice
 
+#: How large a die must be in the frame (pixels across its body) to read well: within the
+#: camera's range pips read as well from 30 px as from 100, animal art wants about 60
+#: (models/README, "How large a die must be in the picture").
+READABLE_DIE_PX: dict[str, int] = {"pip": 30, "picture": 60}
+
 
 @dataclass(frozen=True)
 class DieReading:
@@ -57,6 +62,23 @@ class Reading:
     @property
     def values(self) -> list[DieValue | None]:
         return [d.value for d in self.dice]
+
+
+def too_small(dice: tuple[DieReading, ...] | list[DieReading]) -> str | None:
+    """Why these dice are too small in the frame to read well, or None: the median size of
+    their bodies against READABLE_DIE_PX for their kind (picture dice where most values read
+    are names). For setting a camera up, not for one throw."""
+    sized = [d for d in dice if d.value is not None]
+    if not sized:
+        return None
+    across = float(np.median([max(d.box[2] - d.box[0], d.box[3] - d.box[1]) for d in sized]))
+    kind = "picture" if 2 * sum(isinstance(d.value, str) for d in sized) > len(sized) \
+        else "pip"
+    needed = READABLE_DIE_PX[kind]
+    if across >= needed:
+        return None
+    return (f"the dice are about {across:.0f} px across, {kind} dice read well from "
+            f"{needed} px: mount the camera lower or use a larger picture")
 
 
 class DiceReader(Protocol):

@@ -224,8 +224,8 @@ class CheckResult:
 def check_reading(reading: Any, throw_area: Sequence[Point] = (),
                   expected: int = EXPECTED_DICE) -> CheckResult:
     """Whether a Reading of a test throw is good: exactly `expected` dice in the throw area,
-    none flagged."""
-    from vision.reading import count_of_dice
+    none flagged, large enough in the picture to read well."""
+    from vision.reading import count_of_dice, too_small
 
     dice = [d for d in reading.dice if inside((d.x, d.y), throw_area)]
     outside = len(reading.dice) - len(dice)
@@ -239,6 +239,9 @@ def check_reading(reading: Any, throw_area: Sequence[Point] = (),
         problems.append(f"{sum(1 for d in dice if d.flag)} need a look ({', '.join(flagged)})")
     if outside:
         problems.append(f"{outside} outside the throw area")
+    small = too_small(dice)
+    if small:
+        problems.append(small)
     if problems:
         return CheckResult(False, values, f"read {shown}: " + "; ".join(problems))
     return CheckResult(True, values, f"read {shown}: all {expected} dice read")

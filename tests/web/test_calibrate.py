@@ -91,9 +91,10 @@ def cli(*argv: str) -> int:
     return calibrate.run(parser.parse_args(list(argv)))
 
 
-def die(value: object, x: float, y: float, flag: str | None = None) -> DieReading:
-    return DieReading(value, 0.9, x, y, (int(x) - 10, int(y) - 10, int(x) + 10, int(y) + 10),
-                      flag)
+def die(value: object, x: float, y: float, flag: str | None = None, size: int = 40
+        ) -> DieReading:
+    h = size // 2
+    return DieReading(value, 0.9, x, y, (int(x) - h, int(y) - h, int(x) + h, int(y) + h), flag)
 
 
 # ---- the pieces ---------------------------------------------------------------------------
@@ -148,6 +149,24 @@ def test_check_reading() -> None:
     area = ((0.0, 0.0), (320.0, 0.0), (320.0, 300.0), (0.0, 300.0))
     result = check_reading(five, area)
     assert not result.ok and "1 outside the throw area" in result.message
+
+
+def test_the_check_says_when_the_dice_are_too_small_to_read_well() -> None:
+    """Pips read well from 30 px across, animal art from about 60 (models/README)."""
+    pips = Reading(tuple(die(v, 100 + 50 * v, 100, size=32) for v in (1, 2, 3, 4, 5)))
+    assert check_reading(pips).ok
+    small = Reading(tuple(die(v, 100 + 50 * v, 100, size=24) for v in (1, 2, 3, 4, 5)))
+    result = check_reading(small)
+    assert not result.ok and result.message == (
+        "read 1 2 3 4 5: the dice are about 24 px across, pip dice read well from 30 px: "
+        "mount the camera lower or use a larger picture")
+    animals = ("duck", "lion", "mouse", "cat", "dog")
+    kids = Reading(tuple(die(v, 100 + 80 * i, 100, size=44) for i, v in enumerate(animals)))
+    result = check_reading(kids)
+    assert not result.ok and "about 44 px across, picture dice read well from 60 px" in \
+        result.message
+    large = Reading(tuple(die(v, 100 + 80 * i, 100, size=64) for i, v in enumerate(animals)))
+    assert check_reading(large).ok
 
 
 # ---- the command --------------------------------------------------------------------------
