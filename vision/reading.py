@@ -7,6 +7,7 @@ baseline and the evaluation all plug together without knowing each other.
 from __future__ import annotations
 
 import json
+from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
@@ -64,7 +65,7 @@ class Reading:
         return [d.value for d in self.dice]
 
 
-def too_small(dice: tuple[DieReading, ...] | list[DieReading]) -> str | None:
+def too_small(dice: Sequence[DieReading]) -> str | None:
     """Why these dice are too small in the frame to read well, or None: the median size of
     their bodies against READABLE_DIE_PX for their kind (picture dice where most values read
     are names). For setting a camera up, not for one throw."""
