@@ -66,9 +66,11 @@ class Reading:
 
 
 def too_small(dice: Sequence[DieReading]) -> str | None:
-    """Why these dice are too small in the frame to read well, or None: the median size of
-    their bodies against READABLE_DIE_PX for their kind (picture dice where most values read
-    are names). For setting a camera up, not for one throw."""
+    """Why these dice are too small in the frame to read well, or None: the median of their
+    body boxes' longer sides (the measure READABLE_DIE_PX was measured in, not the mean side
+    vision.watch uses to match dice between frames) against READABLE_DIE_PX for their kind
+    (picture dice where most values read are names, taught sets too). For setting a camera
+    up, not for one throw."""
     sized = [d for d in dice if d.value is not None]
     if not sized:
         return None
