@@ -114,3 +114,34 @@ def test_the_judge_is_fitted_on_the_readings_it_trusts(
     labels.write_text("\n".join(relabelled) + "\n")
     again, wrong_now = fit_judge.trusted_readings(reader, [folder])
     assert np.array_equal(again, features) and wrong_now.all()
+
+
+def test_the_classifier_trains_in_the_cpus_precision_and_exports_float32(
+        tmp_path: Path) -> None:
+    """`train.py classifier` trains under bfloat16 autocast where the CPU has it; the ONNX
+    file the reader loads is float32 either way and reads like the trained network (only
+    where PyTorch, the `train` extra, is installed)."""
+    torch = pytest.importorskip("torch")
+    import onnx
+    import onnxruntime as ort
+    import train
+
+    from vision.preprocess import CROP_SIZE
+
+    rng = np.random.default_rng(0)
+    crops = rng.integers(0, 256, (16, CROP_SIZE, CROP_SIZE, 3), dtype=np.uint8)
+    values = rng.integers(-1, 12, 16).astype(np.int64)
+    quality = rng.integers(0, 5, 16).astype(np.int64)
+    net = train.train_classifier(crops, values, quality, steps=2, batch=8, seed=3, width=8)
+    out = tmp_path / "classifier.onnx"
+    train.export(net, torch.zeros(2, 3, CROP_SIZE, CROP_SIZE), out, ["crops"],
+                 ["value", "quality"], {"crops": {0: "n"}}, {})
+    model = onnx.load(str(out))
+    float32 = onnx.TensorProto.FLOAT
+    assert all(i.type.tensor_type.elem_type == float32 for i in model.graph.input)
+    assert all(o.type.tensor_type.elem_type == float32 for o in model.graph.output)
+    x = train.crops_to_tensor(crops[:4])
+    with torch.no_grad():
+        want = net(x)[0].numpy()
+    got = ort.InferenceSession(str(out)).run(["value"], {"crops": x.numpy()})[0]
+    assert got.dtype == np.float32 and np.allclose(got, want, atol=1e-4)
