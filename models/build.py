@@ -26,8 +26,9 @@ TRAIN_SETS = [
     ("synth-train-mixed", "mixed", 1000, 103),
 ]
 #: As many scenes again for the classifier alone: it gains from more scenes and steps
-#: (models/README, "The classifier trained in bfloat16"), the other networks were not
-#: measured to.
+#: (models/README, "The classifier trained in bfloat16 on twice the scenes"); the detector
+#: trained on them read more dice right but made more silent errors ("The detector on
+#: twice the scenes and steps").
 MORE_CLASSIFIER_SETS = [
     ("synth-train-pips-b", "pips", 3000, 104),
     ("synth-train-animals-b", "animals", 1500, 105),
@@ -125,8 +126,8 @@ def main() -> int:
         # The rest needs the detector at most, not each other: two lanes of one thread
         # each. Small networks use a second thread poorly (on the 2-core development
         # machine a classifier step takes 167 ms on two threads, 257 ms on one, and about
-        # as long with another training beside it), so the two lanes take a little over
-        # half the time of the steps one after another (24 against about 43 minutes).
+        # as long with another training beside it; in bfloat16 75 and 137 ms), so the two
+        # lanes take a little over half the time of the steps one after another.
         classifier = subprocess.Popen(command("classifier", threads=1), cwd=ROOT)
         try:
             for step in ("body", "refiner", "embedder"):
