@@ -95,6 +95,12 @@ NEAREST = 3
 #: every photo: beside the dice the classifier keeps, such finds taught bits of tablecloth
 #: and trays as dice (seeds 710001–6: 44 more extra finds on one table).
 SURE_FIND = 0.4
+#: The dice of one set in one photo are about one size (a camera tilted 30° sees the near
+#: ones about a third larger than the far ones): a find more than this factor larger or
+#: smaller than the photo's surest die (detector score × the classifier's belief that it is
+#: a die) is something else — on the real Train photo of the fours, two laptop keys of a
+#: quarter of a die's size, which were taught as fours beside the two dice.
+ODD_SIZE = 2.0
 
 
 class DiceSetError(ValueError):
@@ -296,7 +302,7 @@ def teach(reader: object, name: str, photos: Mapping[DieValue, Sequence[np.ndarr
             # seen from their top, only those are taught.
             flat = [d for d, away in zip(dice, side, strict=True)
                     if d[1][tilted] <= 0.5 and d[1][stacked] <= 0.5 and not away]
-            dice = flat or dice
+            dice = sized_alike(flat or dice)
             patches.extend(crop_die(frame, c.x, c.y, c.size * PATCH_SPAN, out=PATCH_PIXELS)
                            for c, _, _ in dice)
             pip_counts.extend(PIP_VALUES[p] for _, _, p in dice)
@@ -321,6 +327,16 @@ def _looked_at(reader: Reader, frame: np.ndarray, weigh: bool
     candidates, _, check = reader.finds(frame, weigh)
     return [(c, q, int(np.argmax(v[:len(PIP_VALUES)])))
             for c, q, v in zip(candidates, check.quality, check.value, strict=True)]
+
+
+def sized_alike(dice: list[tuple[Candidate, np.ndarray, int]]
+                ) -> list[tuple[Candidate, np.ndarray, int]]:
+    """The finds of one teaching photo sized like its surest die (ODD_SIZE)."""
+    if not dice:
+        return dice
+    no_die = QUALITY.index("no_die")
+    surest = max(dice, key=lambda d: d[0].score * (1.0 - float(d[1][no_die])))[0].size
+    return [d for d in dice if 1.0 / ODD_SIZE <= d[0].size / surest <= ODD_SIZE]
 
 
 def odd_ones_out(taught: DiceSet) -> set[int]:

@@ -548,6 +548,24 @@ def test_a_find_unlike_the_other_dice_of_its_photo_is_not_taught() -> None:
     assert all(np.allclose(p[52, 52], red) for p in dice_set.patches[:3])
 
 
+def test_a_find_sized_unlike_the_dice_of_its_photo_is_not_taught() -> None:
+    """The real photo of the fours also holds laptop keys a quarter of a die's size; they
+    look alike, so only their size tells them from the dice. What is kept is sized like the
+    photo's surest die, whichever size the photo shows dice at."""
+    dice = [cand(100, 100, 80, score=0.8), cand(300, 100, 70, score=0.75)]
+    keys = [cand(500, 40, 21, score=0.6), cand(560, 40, 21, score=0.4)]
+    reader = Reader(FixedDetector([*dice, *keys]),
+                    FixedClassifier([one_hot(4)] * 4, [quality()] * 2 + [quality(no_die=0.35)] * 2),
+                    embedder=ColourEmbedder())
+    frame = np.full((480, 640, 3), 90, np.uint8)
+    dice_set, counts = teach(reader, "keys", {4: [frame], 5: [frame + 1]})
+    assert counts == {4: 2, 5: 2}
+    small = Reader(FixedDetector(keys), FixedClassifier([one_hot(4)] * 2, [quality()] * 2),
+                   embedder=ColourEmbedder())
+    _, counts = teach(small, "keys", {4: [frame], 5: [frame + 1]})
+    assert counts == {4: 2, 5: 2}  # small dice are dice where nothing larger is surer
+
+
 @pytest.mark.parametrize(("duck_quality", "score", "taught"), [
     ([quality(no_die=0.9)] * 2, 0.7, 2),  # art the classifier never saw: the sure finds
     ([quality(no_die=0.9)] * 2, 0.3, 0),  # ... not finds the detector itself doubts
