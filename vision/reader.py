@@ -330,14 +330,12 @@ class Reader:
                                                           strict=True)):
             cand = candidates[i]
             confidence = float(confidences[k])
-            margin = cfg.edge_margin * cand.size
             flag: str | None = None
             if q[i, stacked] > cfg.flag_quality or overlaps:
                 flag = "stacked"
             elif q[i, tilted] > cfg.flag_quality:
                 flag = "tilted"
-            elif (cand.x < margin or cand.y < margin or cand.x > width - margin
-                  or cand.y > height - margin):
+            elif self.cut_by_edge(cand, width, height):
                 flag = "cut"
             elif confidence < cfg.min_confidence or q[i, unreadable] > cfg.flag_quality \
                     or wrong_side or doubtful[k]:
@@ -349,6 +347,12 @@ class Reader:
         order = sorted(range(len(dice)), key=lambda k: (dice[k].x, dice[k].y))
         dice = [dice[k] for k in order]
         return Reading(tuple(dice), tuple(self._warnings(dice))), evidence[order]
+
+    def cut_by_edge(self, candidate: Candidate, width: int, height: int) -> bool:
+        """Does the frame's edge cut the find's die (JudgeConfig.edge_margin)?"""
+        margin = self.judge.edge_margin * candidate.size
+        return not (margin <= candidate.x <= width - margin
+                    and margin <= candidate.y <= height - margin)
 
     def side_faces(self, candidates: list[Candidate], width: int, height: int) -> list[bool]:
         """Per find: is it likely a die's side face, not its top — its body lies against the

@@ -297,11 +297,13 @@ def teach(reader: object, name: str, photos: Mapping[DieValue, Sequence[np.ndarr
             raise DiceSetError(f"no die found in the photos for {value!r}")
         for frame, dice in zip(frames, chosen, strict=True):
             side = reader.side_faces([c for c, _, _ in dice], frame.shape[1], frame.shape[0])
-            # A die leaning on or lying on another shows two faces, and a die's side face
-            # found as a die shows another value: where a photo has dice lying flat and
-            # seen from their top, only those are taught.
+            # A die leaning on or lying on another shows two faces, a die's side face found
+            # as a die shows another value, and the frame's edge cuts a die's face: where a
+            # photo has dice lying flat, seen from their top and whole, only those are taught.
+            height, width = frame.shape[:2]
             flat = [d for d, away in zip(dice, side, strict=True)
-                    if d[1][tilted] <= 0.5 and d[1][stacked] <= 0.5 and not away]
+                    if d[1][tilted] <= 0.5 and d[1][stacked] <= 0.5 and not away
+                    and not reader.cut_by_edge(d[0], width, height)]
             dice = sized_alike(flat or dice)
             patches.extend(crop_die(frame, c.x, c.y, c.size * PATCH_SPAN, out=PATCH_PIXELS)
                            for c, _, _ in dice)

@@ -514,6 +514,20 @@ def test_teaching_uses_the_dice_that_lie_flat(second: list[float], taught: int) 
     assert dice_set.patch_values == ["duck"] * taught + ["lion"] * taught
 
 
+def test_a_die_the_frame_cuts_is_taught_only_where_no_whole_die_is() -> None:
+    reader = Reader(FixedDetector([cand(100, 100), cand(630, 100)]),
+                    FixedClassifier([one_hot(1)] * 2, [quality()] * 2),
+                    embedder=ColourEmbedder())
+    frame = np.full((480, 640, 3), 90, np.uint8)
+    dice_set, counts = teach(reader, "zoo", {"duck": [frame], "lion": [frame + 1]})
+    assert counts == {"duck": 1, "lion": 1}
+    assert [d.flag for d in reader.read(frame).dice] == [None, "cut"]
+    at_the_edge = Reader(FixedDetector([cand(630, 100)]),
+                         FixedClassifier([one_hot(1)], [quality()]), embedder=ColourEmbedder())
+    _, counts = teach(at_the_edge, "zoo", {"duck": [frame], "lion": [frame + 1]})
+    assert counts == {"duck": 1, "lion": 1}
+
+
 def test_a_side_face_found_in_a_teaching_photo_is_not_taught() -> None:
     finds = seen_from((320, 2400), 0.08, PLACES)
     side = dataclasses.replace(finds[3], body=(-finds[3].body[0], -finds[3].body[1]),
