@@ -163,6 +163,29 @@ def test_a_photo_close_to_a_die_is_read_at_its_scale_not_as_its_pips() -> None:
     assert [(d.value, d.x) for d in reader.read(frame).dice] == [(5, 400)]
 
 
+def test_a_large_die_found_as_its_pip_is_read_at_its_scale_beside_the_other_dice() -> None:
+    """A die with one large pip, larger than the others: the first search found its pip
+    as a die. The other dice read surely, so the frame is not all pieces; the large find
+    stands for the pip alone, and a sure die inside another large find stays."""
+    frame = np.full((600, 800, 3), 90, np.uint8)
+    small = [(150, 100), (300, 100), (450, 100)]
+    for x, y in small:
+        frame[y - 30:y + 30, x - 30:x + 30] = 255
+    frame[300:500, 300:500] = 255  # the large die ...
+    frame[365:435, 365:435] = 0  # ... and its pip
+    first = [cand(x, y, size=60, score=0.8) for x, y in small] + [cand(400, 400, 80, 0.5)]
+    large = [cand(400, 400, size=200, score=0.7), cand(150, 100, size=120, score=0.6)]
+    reader = Reader(WithLarge(first, large), ShadeReader())
+    dice = reader.read(frame).dice
+    assert [(d.x, d.y) for d in dice] == [(150, 100), (300, 100), (400, 400), (450, 100)]
+    assert all(d.value == 5 and d.flag is None for d in dice)
+    # where the large find reads no surer than its pieces (a dark mat), nothing changes
+    frame[300:500, 300:500] = 0
+    reader = Reader(WithLarge(first, large), ShadeReader())
+    assert (400, 400) in [(d.x, d.y) for d in reader.read(frame).dice]
+    assert reader.finds(frame)[0] == first
+
+
 def test_a_taught_set_reads_the_first_finds() -> None:
     """The classifier's certainty says nothing about a taught set's art: no weighing."""
     frame = np.full((600, 800, 3), 90, np.uint8)
