@@ -20,7 +20,7 @@ from collections import Counter
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, NamedTuple
 
 import cv2
 import numpy as np
@@ -102,6 +102,9 @@ SURE_FIND = 0.4
 #: a die) is something else — on the real Train photo of the fours, two laptop keys of a
 #: quarter of a die's size, which were taught as fours beside the two dice.
 ODD_SIZE = 2.0
+#: In a pip set the classifier counts (DiceSet.counted), a taught die it counts as another
+#: value with at least this probability is left out: a die the user did not turn.
+MISCOUNTED = 0.9
 
 
 class DiceSetError(ValueError):
@@ -282,7 +285,8 @@ def teach(reader: object, name: str, photos: Mapping[DieValue, Sequence[np.ndarr
     check_photos_differ(photos)
     values: list[DieValue] = []
     patches: list[np.ndarray] = []
-    pip_counts: list[int] = []  # the classifier's count of each taught die
+    pip_counts: list[int] = []  # the classifier's count of each taught die ...
+    count_sure: list[float] = []  # ... and how sure it is of it
     no_die, tilted, stacked = (QUALITY.index(k) for k in ("no_die", "tilted", "stacked"))
     # The classifier knows how pips look, not a new set's pictures: only for a pip set can
     # it weigh the finds of a photo taken close (Reader.finds).
@@ -291,24 +295,25 @@ def teach(reader: object, name: str, photos: Mapping[DieValue, Sequence[np.ndarr
         looked = [_looked_at(reader, frame, weigh) for frame in frames]
         # The user says every die there shows `value`: if the classifier sees no die in
         # any of them, the detector's sure finds are taught (SURE_FIND).
-        chosen = [[d for d in dice if d[1][no_die] < 0.5] for dice in looked]
+        chosen = [[d for d in dice if d.quality[no_die] < 0.5] for dice in looked]
         if not any(chosen):
-            chosen = [[d for d in dice if d[0].score >= SURE_FIND] for dice in looked]
+            chosen = [[d for d in dice if d.find.score >= SURE_FIND] for dice in looked]
         if not any(chosen):
             raise DiceSetError(f"no die found in the photos for {value!r}")
         for frame, dice in zip(frames, chosen, strict=True):
-            side = reader.side_faces([c for c, _, _ in dice], frame.shape[1], frame.shape[0])
+            side = reader.side_faces([d.find for d in dice], frame.shape[1], frame.shape[0])
             # A die leaning on or lying on another shows two faces, a die's side face found
             # as a die shows another value, and the frame's edge cuts a die's face: where a
             # photo has dice lying flat, seen from their top and whole, only those are taught.
             height, width = frame.shape[:2]
             flat = [d for d, away in zip(dice, side, strict=True)
-                    if d[1][tilted] <= 0.5 and d[1][stacked] <= 0.5 and not away
-                    and not reader.cut_by_edge(d[0], width, height)]
+                    if d.quality[tilted] <= 0.5 and d.quality[stacked] <= 0.5 and not away
+                    and not reader.cut_by_edge(d.find, width, height)]
             dice = sized_alike(flat or dice)
-            patches.extend(crop_die(frame, c.x, c.y, c.size * PATCH_SPAN, out=PATCH_PIXELS)
-                           for c, _, _ in dice)
-            pip_counts.extend(PIP_VALUES[p] for _, _, p in dice)
+            patches.extend(crop_die(frame, d.find.x, d.find.y, d.find.size * PATCH_SPAN,
+                                    out=PATCH_PIXELS) for d in dice)
+            pip_counts.extend(d.pips for d in dice)
+            count_sure.extend(d.pips_sure for d in dice)
             values.extend([value] * len(dice))
     taught = DiceSet(name, values, np.stack(patches)).embedded_with(reader.embedder)
     odd = odd_ones_out(taught)
@@ -319,27 +324,40 @@ def teach(reader: object, name: str, photos: Mapping[DieValue, Sequence[np.ndarr
     counted = all(value in PIP_VALUES and Counter(
         pip_counts[i] for i in keep if values[i] == value).most_common(1)[0][0] == value
         for value in photos)
+    if counted:
+        # The classifier counts this set: a die it counts otherwise, surely, was not turned
+        # to the photo's value (a slip of the user's), and taught as it would be misread.
+        keep = [i for i in keep if pip_counts[i] == values[i] or count_sure[i] < MISCOUNTED]
     taught = replace(taught.keeping(keep), counted=counted)
     return taught, dict(Counter(taught.patch_values))
 
 
-def _looked_at(reader: Reader, frame: np.ndarray, weigh: bool
-               ) -> list[tuple[Candidate, np.ndarray, int]]:
+class Look(NamedTuple):
+    """A find of a teaching photo and what the classifier reads in it."""
+
+    find: Candidate
+    quality: np.ndarray  # probabilities in QUALITY order
+    pips: int  # the pip count it reads, 1..6 ...
+    pips_sure: float  # ... and its probability among the pip counts
+
+
+def _looked_at(reader: Reader, frame: np.ndarray, weigh: bool) -> list[Look]:
     """A teaching photo's finds (Reader.finds, `weigh`), each with the classifier's quality
     probabilities and the pip count it reads."""
     candidates, _, check = reader.finds(frame, weigh)
-    return [(c, q, int(np.argmax(v[:len(PIP_VALUES)])))
-            for c, q, v in zip(candidates, check.quality, check.value, strict=True)]
+    pips = check.value[:, :len(PIP_VALUES)]
+    pips = pips / np.maximum(pips.sum(axis=1, keepdims=True), 1e-9)
+    return [Look(c, q, int(PIP_VALUES[int(np.argmax(p))]), float(np.max(p)))
+            for c, q, p in zip(candidates, check.quality, pips, strict=True)]
 
 
-def sized_alike(dice: list[tuple[Candidate, np.ndarray, int]]
-                ) -> list[tuple[Candidate, np.ndarray, int]]:
+def sized_alike(dice: list[Look]) -> list[Look]:
     """The finds of one teaching photo sized like its surest die (ODD_SIZE)."""
     if not dice:
         return dice
     no_die = QUALITY.index("no_die")
-    surest = max(dice, key=lambda d: d[0].score * (1.0 - float(d[1][no_die])))[0].size
-    return [d for d in dice if 1.0 / ODD_SIZE <= d[0].size / surest <= ODD_SIZE]
+    surest = max(dice, key=lambda d: d.find.score * (1.0 - float(d.quality[no_die])))
+    return [d for d in dice if 1.0 / ODD_SIZE <= d.find.size / surest.find.size <= ODD_SIZE]
 
 
 def odd_ones_out(taught: DiceSet) -> set[int]:

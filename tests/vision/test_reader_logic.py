@@ -690,6 +690,38 @@ class ShadeCounter:
         return FaceScores(value, np.array([quality()] * len(crops)))
 
 
+class GreyCounter:
+    """Counts one pip on a dark die and two on a bright one, surely; a grey one is a guess
+    at two."""
+
+    def classify(self, crops: list[np.ndarray], turned: Sequence[bool] | None = None
+                 ) -> FaceScores:
+        shades = [float(c[24:40, 24:40].mean()) for c in crops]
+        value = np.array([one_hot(1) if s < 80 else one_hot(2) if s > 200 else one_hot(2, 0.6)
+                          for s in shades])
+        return FaceScores(value, np.array([quality()] * len(crops)))
+
+
+@pytest.mark.parametrize(("slip", "taught_ones"), [
+    (230, 2),  # counted as a 2, surely: a die the user did not turn, left out
+    (150, 3),  # a guess at a 2: taught as the photo says
+])
+def test_a_die_a_counted_pip_set_counts_otherwise_surely_is_not_taught(
+        slip: int, taught_ones: int) -> None:
+    places = [cand(100, 100), cand(300, 100), cand(500, 100)]
+
+    def photo(*shades: int) -> np.ndarray:
+        frame = np.full((480, 640, 3), 90, np.uint8)
+        for spot, shade in zip(places, shades, strict=True):
+            frame[80:120, int(spot.x) - 20:int(spot.x) + 20] = shade
+        return frame
+
+    reader = Reader(FixedDetector(places), GreyCounter(), embedder=ColourEmbedder())
+    dice_set, counts = teach(reader, "wood", {1: [photo(20, 20, slip)], 2: [photo(230, 230, 230)]})
+    assert dice_set.counted
+    assert counts == {1: taught_ones, 2: 3}
+
+
 @pytest.mark.parametrize(("photos", "counted"), [
     ({1: 40, 2: 220}, True),  # the classifier counts the taught dice right: checked by it
     ({1: 220, 2: 40}, False),  # it counts them wrong: the set is read by its photos alone
