@@ -14,6 +14,8 @@ from typing import Any, Protocol
 
 import numpy as np
 
+from vision.preprocess import edge_width
+
 PIP_VALUES: tuple[int, ...] = (1, 2, 3, 4, 5, 6)
 ANIMALS: tuple[str, ...] = ("duck", "lion", "mouse", "cat", "dog", "elephant")
 
@@ -82,6 +84,27 @@ def too_small(dice: Sequence[DieReading]) -> str | None:
         return None
     return (f"the dice are about {across:.0f} px across, {kind} dice read well from "
             f"{needed} px: mount the camera lower or use a larger picture")
+
+
+#: A picture whose dice's edges spread wider than this share of a die's size (`edge_width`)
+#: is blurred more than reads well: the real Valid photos blurred by σ 2 / 3 / 4 / 5 px
+#: (dice about 85 px across) read 100 / 99.6 / 97.7 / 91.8 %, their edges spreading
+#: 0.023 / 0.029 / 0.034 / 0.039 of a die (0.013 as taken); the same photos doubled in size
+#: and blurred twice as much, the same shares.
+BLURRED = 0.032
+
+
+def too_blurred(frame_bgr: np.ndarray, dice: Sequence[DieReading]) -> str | None:
+    """Why the picture of these dice is too blurred to read well, or None: the median of
+    their edges' spread (vision.preprocess.edge_width) against BLURRED of their size. For
+    setting a camera up (a lens focused by hand), not for one throw."""
+    spreads = [(width, max(d.box[2] - d.box[0], d.box[3] - d.box[1])) for d in dice
+               if (width := edge_width(frame_bgr, d.box)) is not None]
+    if not spreads or float(np.median([w / max(a, 1) for w, a in spreads])) < BLURRED:
+        return None
+    width, across = (float(np.median(column)) for column in zip(*spreads, strict=True))
+    return (f"the picture is blurred (the dice's edges spread over about {width:.1f} px, "
+            f"{across:.0f} px dice read well up to {BLURRED * across:.1f} px): focus the camera")
 
 
 class DiceReader(Protocol):

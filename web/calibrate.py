@@ -222,10 +222,11 @@ class CheckResult:
 
 
 def check_reading(reading: Any, throw_area: Sequence[Point] = (),
-                  expected: int = EXPECTED_DICE) -> CheckResult:
+                  expected: int = EXPECTED_DICE, frame: Any = None) -> CheckResult:
     """Whether a Reading of a test throw is good: exactly `expected` dice in the throw area,
-    none flagged, large enough in the picture to read well."""
-    from vision.reading import count_of_dice, too_small
+    none flagged, large enough in the picture to read well and, given the `frame` it was
+    read from, sharp enough."""
+    from vision.reading import count_of_dice, too_blurred, too_small
 
     dice = [d for d in reading.dice if inside((d.x, d.y), throw_area)]
     outside = len(reading.dice) - len(dice)
@@ -242,6 +243,9 @@ def check_reading(reading: Any, throw_area: Sequence[Point] = (),
     small = too_small(dice)
     if small:
         problems.append(small)
+    blurred = too_blurred(frame, dice) if frame is not None else None
+    if blurred:
+        problems.append(blurred)
     if problems:
         return CheckResult(False, values, f"read {shown}: " + "; ".join(problems))
     return CheckResult(True, values, f"read {shown}: all {expected} dice read")
@@ -400,8 +404,8 @@ def _with_camera(args: argparse.Namespace, config: Config) -> tuple[Config, bool
             print(f"snapshot: {args.snapshot} ({_size(config)})")
         if args.check:
             reader = make_reader(config)
-            result = check_reading(reader.read(capture(source, SETTLE_FRAMES)),
-                                   config.table.throw_area)
+            frame = capture(source, SETTLE_FRAMES)
+            result = check_reading(reader.read(frame), config.table.throw_area, frame=frame)
             print(f"check: {'OK' if result.ok else 'NOT OK'}, {result.message}")
             ok = result.ok
         if args.teach:

@@ -189,7 +189,7 @@ class LiveCalibration:
         area, none doubtful? With the picture, the dice drawn in."""
         self.begin()
         frame, reading, throw_area = self._read_now()
-        result = check_reading(reading, throw_area)
+        result = check_reading(reading, throw_area, frame=frame)
         return {"ok": result.ok, "values": list(result.values), "message": result.message,
                 "picture": picture(frame, reading)}
 

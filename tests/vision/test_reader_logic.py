@@ -6,6 +6,7 @@ import dataclasses
 from collections.abc import Sequence
 from pathlib import Path
 
+import cv2
 import numpy as np
 import pytest
 
@@ -16,6 +17,7 @@ from vision.preprocess import (
     crop_die,
     detector_image,
     detector_tensor,
+    edge_width,
     upright_angle,
 )
 from vision.reader import JudgeConfig, Reader
@@ -208,6 +210,17 @@ def test_dice_in_a_tray_taken_for_one_large_die_stay_dice() -> None:
     reader = Reader(WithLarge([cand(x, y, size=60, score=0.8) for x, y in places],
                               [cand(400, 300, size=400, score=0.6)]), ShadeReader())
     assert [d.x for d in reader.read(frame).dice] == [300, 400, 500]
+
+
+@pytest.mark.parametrize("sigma", [1.5, 3.0, 5.0])
+def test_edge_width_is_the_blur_of_a_step(sigma: float) -> None:
+    """A black and white step blurred by σ spreads over σ: what a defocused lens does."""
+    frame = np.zeros((200, 200, 3), np.uint8)
+    frame[:, 100:] = 255
+    frame = cv2.GaussianBlur(frame, (0, 0), sigma)
+    width = edge_width(frame, (50, 50, 150, 150))
+    assert width is not None and abs(width - sigma) < 0.15 * sigma
+    assert edge_width(frame, (50, 50, 55, 55)) is None  # too small to tell
 
 
 def test_crop_is_centred_on_the_die() -> None:
