@@ -22,7 +22,7 @@ from vision.preprocess import (
 )
 from vision.reader import JudgeConfig, Reader
 from vision.reading import TRUST_CONFIDENCE
-from vision.refiner import moved
+from vision.refiner import AGAIN, OnnxRefiner, moved
 from vision.teach import (
     CROPS_PER_DIE,
     PATCH_PIXELS,
@@ -886,6 +886,33 @@ def test_a_refined_find_moves_and_scales_within_what_the_refiner_was_trained_for
     assert moved(c, 0.0, 0.0, float(np.log(3.0)), 640, 480) == c  # a size it cannot tell
     edge = cand(10, 100, size=40)
     assert moved(edge, -0.5, 0.0, 0.0, 640, 480) == edge  # out of the frame
+
+
+class SteadySession:
+    """Stands for the refiner's network: every crop is `move` found sizes right of its top
+    face, whatever it shows."""
+
+    def __init__(self, move: float) -> None:
+        self.move = move
+        self.crops = 0
+
+    def run(self, names: list[str], feeds: dict[str, np.ndarray]) -> list[np.ndarray]:
+        n = len(feeds["crops"])
+        self.crops += n
+        return [np.tile(np.array([[self.move, 0.0, 0.0]], np.float32), (n, 1))]
+
+
+@pytest.mark.parametrize(("move", "steps"), [(0.3, 2), (AGAIN, 2), (0.04, 1), (0.0, 1)])
+def test_a_find_the_refiner_moved_far_takes_a_second_step(move: float, steps: int) -> None:
+    """Far from its top face a find is moved only part of the way: one moved at least AGAIN
+    is looked at once more from where it was put."""
+    refiner = OnnxRefiner.__new__(OnnxRefiner)
+    refiner.session = SteadySession(move)
+    frame = np.full((480, 640, 3), 90, np.uint8)
+    near, far = cand(100, 100, size=40), cand(300, 100, size=40)
+    refined = refiner.refine(frame, [near, far])
+    assert [r.x for r in refined] == [pytest.approx(c.x + steps * move * 40) for c in (near, far)]
+    assert refiner.session.crops == 2 * steps
 
 
 def pip_row(value: int, p: float) -> list[float]:
