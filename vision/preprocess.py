@@ -88,12 +88,11 @@ def edge_width(frame_bgr: np.ndarray, box: tuple[float, float, float, float]) ->
     edges in pixels, as the σ of a Gaussian blur would spread a step — the die's contrast
     (1st to 99th percentile of grey) over its steepest gradient (99.5th percentile). About
     1 px in a sharp photo; None for a box too small to tell."""
-    x0, y0, x1, y1 = (int(round(v)) for v in box)
-    grey = cv2.cvtColor(frame_bgr[max(0, y0):max(0, y1), max(0, x0):max(0, x1)],
-                        cv2.COLOR_BGR2GRAY) if x1 > x0 and y1 > y0 else None
-    if grey is None or grey.size < 64:
+    x0, y0, x1, y1 = (max(0, int(round(v))) for v in box)
+    part = frame_bgr[y0:y1, x0:x1]
+    if part.shape[0] * part.shape[1] < 64:
         return None
-    grey = grey.astype(np.float32)
+    grey = cv2.cvtColor(part, cv2.COLOR_BGR2GRAY).astype(np.float32)
     # Sobel 3×3 weighs the central difference by 8: per pixel, divide by it
     gx = cv2.Sobel(grey, cv2.CV_32F, 1, 0, ksize=3) / 8.0
     gy = cv2.Sobel(grey, cv2.CV_32F, 0, 1, ksize=3) / 8.0

@@ -396,9 +396,7 @@ def with_large_dice(first: Finds, large: Finds) -> Finds:
     it whole (a find near its centre at least PART its size)."""
     found, crops, scores = first
     big, big_crops, big_scores = large
-    no_die = QUALITY.index("no_die")
-    sure = scores.value.max(axis=1) * (1.0 - scores.quality[:, no_die])
-    big_sure = big_scores.value.max(axis=1) * (1.0 - big_scores.quality[:, no_die])
+    sure, big_sure = die_sureness(scores), die_sureness(big_scores)
     replaced: set[int] = set()
     added: list[int] = []
     for j, die in enumerate(big):
@@ -419,13 +417,19 @@ def with_large_dice(first: Finds, large: Finds) -> Finds:
                        np.concatenate([scores.quality[kept], big_scores.quality[added]])))
 
 
+def die_sureness(scores: FaceScores) -> np.ndarray:
+    """Per find, how surely the classifier reads it as a die: the likeliest value's
+    probability times the probability that it is a die at all."""
+    no_die = QUALITY.index("no_die")
+    sure: np.ndarray = scores.value.max(axis=1) * (1.0 - scores.quality[:, no_die])
+    return sure
+
+
 def die_likeness(scores: FaceScores) -> float:
-    """How surely the classifier reads a set of finds as dice: the mean over them of the
-    likeliest value's probability times the probability that it is a die at all."""
+    """How surely the classifier reads a set of finds as dice: the mean of die_sureness."""
     if len(scores.value) == 0:
         return 0.0
-    no_die = QUALITY.index("no_die")
-    return float(np.mean(scores.value.max(axis=1) * (1.0 - scores.quality[:, no_die])))
+    return float(np.mean(die_sureness(scores)))
 
 
 def most_likely(value_probs: np.ndarray, use: slice) -> tuple[list[DieValue], np.ndarray]:

@@ -344,11 +344,12 @@ class Look(NamedTuple):
 def _looked_at(reader: Reader, frame: np.ndarray, weigh: bool) -> list[Look]:
     """A teaching photo's finds (Reader.finds, `weigh`), each with the classifier's quality
     probabilities and the pip count it reads."""
+    from vision.reader import most_likely
+
     candidates, _, check = reader.finds(frame, weigh)
-    pips = check.value[:, :len(PIP_VALUES)]
-    pips = pips / np.maximum(pips.sum(axis=1, keepdims=True), 1e-9)
-    return [Look(c, q, int(PIP_VALUES[int(np.argmax(p))]), float(np.max(p)))
-            for c, q, p in zip(candidates, check.quality, pips, strict=True)]
+    counts, sure = most_likely(check.value, slice(0, len(PIP_VALUES)))
+    return [Look(c, q, int(n), float(p))
+            for c, q, n, p in zip(candidates, check.quality, counts, sure, strict=True)]
 
 
 def sized_alike(dice: list[Look]) -> list[Look]:
