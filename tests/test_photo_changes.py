@@ -48,6 +48,10 @@ def test_turned_and_scaled_labels_are_exact(tmp_path: Path) -> None:
     by_name = {change_of(label): label for _, label in samples}
     assert by_name["turned 180°"].dice[0].center == (50.0, 90.0)
     assert by_name["turned 180°"].dice[0].box == (40.0, 80.0, 60.0, 100.0)
+    # a quarter clockwise: (x, y) → (120 − y, x) in a 120×160 picture
+    assert by_name["turned 90°"].dice[0].center == (90.0, 110.0)
+    assert by_name["turned 90°"].dice[0].box == (80.0, 100.0, 100.0, 120.0)
+    assert (by_name["turned 90°"].width, by_name["turned 90°"].height) == (120, 160)
     assert by_name["halved"].dice[0].center == (55.0, 15.0)
     assert (by_name["doubled"].width, by_name["doubled"].height) == (320, 240)
 
