@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import contextlib
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Protocol
 
@@ -36,6 +36,13 @@ from vision.reading import (
 from vision.refiner import OnnxRefiner
 
 DICE_SETS_BUILTIN = ("auto", "pips", "animals")
+#: Quarter turns clockwise that make a camera's picture upright: the networks learnt from
+#: cameras that look at the table from the bottom edge of their picture (or the top: the
+#: detector also learnt from pictures upside down), so that the dice's sides show below
+#: or above their tops. A camera mounted turned a quarter sees them left or right of
+#: their tops, and beyond 30° read about 20 points fewer dice right (models/README.md,
+#: "A camera turned a quarter").
+TURNS = (0, 1, 2, 3)
 #: The first finds of a photo taken close are its dice's pips and faces, which the
 #: classifier reads as dice with 0.1–0.4 (`die_likeness`); dice lying in a tray that the
 #: coarse search took for one large die it reads with 0.6 and more.
@@ -142,15 +149,19 @@ class JudgeConfig:
 class Reader:
     """Detector + face classifier + judge. `dice_set`: "auto", "pips", "animals" or a
     taught set, read with `embedder` (the shipped one unless given; only loaded when a set
-    is taught or read)."""
+    is taught or read). `turn`: quarter turns clockwise that make the camera's picture
+    upright (see TURNS); the reading is given in the picture's own pixels all the same."""
 
     def __init__(self, detector: Detector, classifier: FaceModel,
                  dice_set: str | TaughtSet = "auto", judge: JudgeConfig | None = None,
                  expected: int | None = None, embedder: Embedder | None = None,
-                 threads: int = 1, refiner: Refiner | None = None) -> None:
+                 threads: int = 1, refiner: Refiner | None = None, turn: int = 0) -> None:
         if isinstance(dice_set, str) and dice_set not in DICE_SETS_BUILTIN:
             raise ValueError(f"unknown dice set {dice_set!r} "
                              f"(built in: {', '.join(DICE_SETS_BUILTIN)})")
+        if turn not in TURNS:
+            raise ValueError(f"turn {turn!r}: quarter turns, one of {', '.join(map(str, TURNS))}")
+        self.turn = turn
         self.detector = detector
         self.classifier = classifier
         self.refiner = refiner
@@ -163,24 +174,24 @@ class Reader:
 
     @classmethod
     def default(cls, dice_set: str | TaughtSet = "auto", expected: int | None = None,
-                threads: int = 1) -> Reader:
+                threads: int = 1, turn: int = 0) -> Reader:
         return cls(OnnxDetector(threads=threads), OnnxClassifier(threads=threads),
                    dice_set, JudgeConfig(doubt=Doubt.load()), expected=expected,
-                   threads=threads, refiner=OnnxRefiner(threads=threads))
+                   threads=threads, refiner=OnnxRefiner(threads=threads), turn=turn)
 
     @classmethod
     def for_dice_set(cls, name: str, state_dir: Path, expected: int | None = None,
-                     threads: int = 1) -> Reader:
+                     threads: int = 1, turn: int = 0) -> Reader:
         """The shipped models reading the built-in set `name` or the set taught under that
         name in `state_dir`. A taught set that a newer embedder had to embed again is saved
         so, once; where the state directory cannot be written it is embedded at each start.
         Raises vision.teach.DiceSetError (a ValueError) with a one-line reason."""
         if name in DICE_SETS_BUILTIN:
-            return cls.default(name, expected, threads)
+            return cls.default(name, expected, threads, turn)
         from vision.teach import DiceSet, load_dice_set
 
         taught = load_dice_set(state_dir, name)
-        reader = cls.default(taught, expected, threads)
+        reader = cls.default(taught, expected, threads, turn)
         if reader.dice_set is not taught and isinstance(reader.dice_set, DiceSet):
             with contextlib.suppress(OSError):
                 reader.dice_set.save(state_dir)
@@ -189,7 +200,7 @@ class Reader:
     def reading(self, dice_set: str | TaughtSet) -> Reader:
         """This reader's networks and judge, reading `dice_set`."""
         return Reader(self.detector, self.classifier, dice_set, self.judge, self.expected,
-                      self._embedder, self._threads, self.refiner)
+                      self._embedder, self._threads, self.refiner, self.turn)
 
     @property
     def embedder(self) -> Embedder:
@@ -200,6 +211,11 @@ class Reader:
     def read(self, frame_bgr: np.ndarray) -> Reading:
         return self.judged(frame_bgr)[0]
 
+    def upright(self, frame_bgr: np.ndarray) -> np.ndarray:
+        """The camera's picture turned upright (`turn`), as the networks were trained."""
+        return np.ascontiguousarray(np.rot90(frame_bgr, -self.turn)) if self.turn else \
+            frame_bgr
+
     def judged(self, frame_bgr: np.ndarray) -> tuple[Reading, np.ndarray]:
         """The reading, and what the judge's doubt is estimated from for each of its dice
         (vision.doubt.doubt_features, one row per die in the reading's order): what
@@ -209,6 +225,15 @@ class Reader:
         if min(frame_bgr.shape[:2]) < MIN_FRAME_SIDE:
             raise ValueError(f"too small to read ({frame_bgr.shape[1]}×{frame_bgr.shape[0]} "
                              f"pixels; at least {MIN_FRAME_SIDE} each way)")
+        if not self.turn:
+            return self._judged_upright(frame_bgr)
+        reading, evidence = self._judged_upright(self.upright(frame_bgr))
+        height, width = frame_bgr.shape[:2]
+        dice = [turned_back(d, self.turn, width, height) for d in reading.dice]
+        order = sorted(range(len(dice)), key=lambda k: (dice[k].x, dice[k].y))
+        return Reading(tuple(dice[k] for k in order), reading.warnings), evidence[order]
+
+    def _judged_upright(self, frame_bgr: np.ndarray) -> tuple[Reading, np.ndarray]:
         candidates, crops, scores = self.finds(frame_bgr)
         values, probs, recognised = self._values(scores, crops)
         if self.refiner is not None and candidates:
@@ -387,6 +412,22 @@ class Reader:
 
 
 Finds = tuple[list[Candidate], list[np.ndarray], FaceScores]
+
+
+def turned_back(die: DieReading, turn: int, width: int, height: int) -> DieReading:
+    """A die read in the picture turned `turn` quarters clockwise (Reader.upright), in the
+    pixels of the picture as it was (`width` × `height`). Positions count pixels (the
+    first pixel's centre is 0), box edges lie between pixels (the first pixel spans 0–1)."""
+    def back(x: float, y: float, pixel: float) -> tuple[float, float]:
+        w, h = (height, width) if turn % 2 else (width, height)  # the turned picture's
+        for _ in range(turn):  # one clockwise quarter took (x, y) to (h - pixel - y, x)
+            x, y, w, h = y, w - pixel - x, h, w
+        return x, y
+
+    x, y = back(die.x, die.y, 1.0)
+    (ax, ay), (bx, by) = back(*die.box[:2], 0.0), back(*die.box[2:], 0.0)
+    box = (round(min(ax, bx)), round(min(ay, by)), round(max(ax, bx)), round(max(ay, by)))
+    return replace(die, x=x, y=y, box=box)
 
 
 def with_large_dice(first: Finds, large: Finds) -> Finds:

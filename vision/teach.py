@@ -291,7 +291,8 @@ def teach(reader: object, name: str, photos: Mapping[DieValue, Sequence[np.ndarr
     # The classifier knows how pips look, not a new set's pictures: only for a pip set can
     # it weigh the finds of a photo taken close (Reader.finds).
     weigh = all(value in PIP_VALUES for value in photos)
-    for value, frames in photos.items():
+    for value, photos_of_value in photos.items():
+        frames = [reader.upright(photo) for photo in photos_of_value]  # as they are read
         looked = [_looked_at(reader, frame, weigh) for frame in frames]
         # The user says every die there shows `value`: if the classifier sees no die in
         # any of them, the detector's sure finds are taught (SURE_FIND).

@@ -415,6 +415,12 @@ def make_blueprint() -> Blueprint:
         calibration().focus()
         return calibration_state()
 
+    @api.post("/calibration/turn")
+    @needs_phone
+    def calibrate_turn() -> Any:
+        calibration().set_turn(body_object().get("turn"))
+        return calibration_state()
+
     @api.post("/calibration/check")
     @needs_phone
     def calibrate_check() -> Any:

@@ -28,6 +28,7 @@ from pathlib import Path
 from typing import Any
 
 from web.config import (
+    TURN_DEGREES,
     CameraConfig,
     Config,
     Point,
@@ -257,15 +258,17 @@ def make_reader(config: Config, expected: int | None = EXPECTED_DICE) -> Any:
     from vision.reader import Reader
 
     try:
-        return Reader.for_dice_set(config.table.dice_set, state_dir(), expected=expected)
+        return Reader.for_dice_set(config.table.dice_set, state_dir(), expected=expected,
+                                   turn=config.camera.turn // 90)
     except (ModelMissingError, ValueError) as exc:  # DiceSetError is a ValueError
         raise CalibrationError(str(exc)) from None
 
 
 def teach_set(name: str, photos: Mapping[object, Sequence[Any]], reader: Any = None,
-              folder: Path | None = None) -> tuple[Path, dict[object, int]]:
+              folder: Path | None = None, turn: int = 0) -> tuple[Path, dict[object, int]]:
     """Teach dice set `name` from frames per value (vision.teach) and save it in the state
-    directory `folder` (default: state_dir())."""
+    directory `folder` (default: state_dir()); without a `reader`, the shipped models read
+    the frames turned `turn` quarters (camera.turn)."""
     from vision.models import ModelMissingError
     from vision.teach import DiceSetError, teach
 
@@ -273,7 +276,7 @@ def teach_set(name: str, photos: Mapping[object, Sequence[Any]], reader: Any = N
         if reader is None:
             from vision.reader import Reader
 
-            reader = Reader.default()
+            reader = Reader.default(turn=turn)
         dice_set, counts = teach(reader, name, photos)  # type: ignore[arg-type]
         return dice_set.save(folder or state_dir()), {k: n for k, n in counts.items()}
     except (DiceSetError, ModelMissingError) as exc:
@@ -305,6 +308,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                              "chooses now (picamera2)")
     parser.add_argument("--unlock", action="store_true",
                         help="back to automatic exposure and white balance")
+    parser.add_argument("--turn", type=int, choices=TURN_DEGREES, metavar="DEG",
+                        help="degrees clockwise that turn the camera's picture upright, the "
+                             "table's side nearest the camera at the bottom (0, 90, 180, "
+                             "270): the reader reads the picture so turned")
     parser.add_argument("--check", action="store_true",
                         help="read one picture: are exactly five dice read, none doubtful?")
     parser.add_argument("--teach", nargs="+", metavar=("NAME", "VALUE[=PHOTO]"),
@@ -327,7 +334,7 @@ def _run(args: argparse.Namespace) -> int:
     wants_camera = bool(args.snapshot or args.lock or args.focus or args.check
                         or (args.teach and any("=" not in v for v in args.teach[1:])))
     changes = bool(args.throw_area is not None or args.keep_area is not None or args.lock
-                   or args.unlock or args.focus or args.teach)
+                   or args.unlock or args.focus or args.teach or args.turn is not None)
     if errors:
         for error in errors:
             print(f"kniffel calibrate: {error}", file=sys.stderr)
@@ -348,6 +355,8 @@ def _run(args: argparse.Namespace) -> int:
         new = with_changes(new, table=table)
     if args.unlock:
         new = replace(new, camera=unlocked(new.camera))
+    if args.turn is not None:
+        new = replace(new, camera=replace(new.camera, turn=args.turn))
 
     ok = True
     if wants_camera:
@@ -442,7 +451,7 @@ def _teach(items: Sequence[str], config: Config, source: Any) -> Config:
                     "Enter ")
             frame = capture(source, SETTLE_FRAMES)
         photos.setdefault(face, []).append(frame)
-    saved, counts = teach_set(name, photos)
+    saved, counts = teach_set(name, photos, turn=config.camera.turn // 90)
     found = ", ".join(f"{v}: {n}" for v, n in counts.items())
     print(f"taught dice set {name!r} ({found} dice) -> {saved}")
     return with_changes(config, table={"dice_set": name})
@@ -495,7 +504,8 @@ def _show(path: Path, config: Config) -> None:
         return " ".join(f"{x:g},{y:g}" for x, y in pts) if pts else "whole picture"
 
     print(f"config:     {path}")
-    print(f"camera:     {cam.kind}, {_size(config)}")
+    print(f"camera:     {cam.kind}, {_size(config)}"
+          + (f", read turned {cam.turn}° clockwise" if cam.turn else ""))
     print(f"throw area: {area(table.throw_area)}")
     print(f"keep area:  {area(table.keep_area) if table.keep_area else 'none'}")
     if cam.exposure_us is None:

@@ -13,6 +13,8 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from web.config import TURN_DEGREES
+
 if TYPE_CHECKING:
     import numpy as np
 
@@ -56,7 +58,8 @@ def cmd_read(args: argparse.Namespace) -> int:
     from web.config import state_dir
 
     try:
-        reader = Reader.for_dice_set(args.dice_set, state_dir(), expected=args.expect)
+        reader = Reader.for_dice_set(args.dice_set, state_dir(), expected=args.expect,
+                                     turn=args.turn // 90)
     except (ModelMissingError, ValueError) as exc:  # DiceSetError is a ValueError
         raise UserError(str(exc)) from None
     if args.annotate:
@@ -157,6 +160,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--annotate", type=Path, metavar="DIR",
                    help="write a copy of each image with the dice drawn in")
     p.add_argument("--expect", type=int, default=5, help="dice expected per image (5)")
+    p.add_argument("--turn", type=int, default=0, choices=TURN_DEGREES, metavar="DEG",
+                   help="degrees clockwise that turn the photos upright, the side nearest "
+                        "the camera at the bottom (0, 90, 180, 270; default 0)")
     p.set_defaults(func=cmd_read)
 
     p = sub.add_parser("teach", help="teach the reader a new dice set from photos")

@@ -50,6 +50,9 @@ class CameraConfig:
     analogue_gain: float | None = None
     colour_gains: tuple[float, float] | None = None
     lens_position: float | None = None
+    #: Degrees clockwise (0, 90, 180, 270) that turn the picture upright: the table's side
+    #: nearest the camera at the bottom. The reader reads it so turned (vision.reader.TURNS).
+    turn: int = 0
 
 
 @dataclass(frozen=True)
@@ -242,6 +245,16 @@ def _dice_set(value: object) -> str:
     return value
 
 
+#: camera.turn's values: degrees clockwise.
+TURN_DEGREES = (0, 90, 180, 270)
+
+
+def _quarter_turn(value: object) -> int:
+    if isinstance(value, bool) or not isinstance(value, int) or value not in TURN_DEGREES:
+        raise _Bad("must be 0, 90, 180 or 270 (degrees clockwise)")
+    return value
+
+
 def _optional_pin(value: object) -> int:
     return _integer(GPIO_PINS.start, GPIO_PINS.stop - 1)(value)
 
@@ -259,6 +272,7 @@ SCHEMA: dict[str, dict[str, Callable[[object], Any]]] = {
         "analogue_gain": _number(1.0, 64.0),
         "colour_gains": _pair(0.0, 32.0),
         "lens_position": _number(0.0, 32.0),
+        "turn": _quarter_turn,
     },
     "table": {
         "throw_area": _polygon,

@@ -46,7 +46,7 @@ from web.calibrate import (
     unlocked,
     with_changes,
 )
-from web.config import CameraConfig, Config, Point, load_config, save_config
+from web.config import TURN_DEGREES, CameraConfig, Config, Point, load_config, save_config
 from web.service import BadRequest, ServiceError
 
 if TYPE_CHECKING:
@@ -121,6 +121,7 @@ class LiveCalibration:
                 "exposure_us": cam.exposure_us, "analogue_gain": cam.analogue_gain,
                 "colour_gains": list(cam.colour_gains or ())},
             "lens_position": cam.lens_position,
+            "turn": cam.turn,
             "dice_set": table.dice_set,
             "faces": {"pips": list(PIPS), "animals": list(ANIMALS)},
             "config": str(self.path),
@@ -183,6 +184,18 @@ class LiveCalibration:
             lens = autofocus(source)
             self._fix(source, before, replace(before, lens_position=lens))
         return lens
+
+    def set_turn(self, turn: object) -> None:
+        """Degrees clockwise that turn the camera's picture upright (camera.turn): the
+        table's reader reads it so turned from now on."""
+        if isinstance(turn, bool) or not isinstance(turn, int) or turn not in TURN_DEGREES:
+            raise BadRequest("turn must be 0, 90, 180 or 270 (degrees clockwise)")
+        self.begin()
+        try:
+            reader = self.make_reader(with_changes(self.config, camera={"turn": turn}))
+        except Exception as exc:  # missing models, a set that will not load
+            raise CannotCalibrate(f"the dice reader failed: {one_line(exc)}") from None
+        self._save(reader, camera={"turn": turn})
 
     def check(self) -> dict[str, Any]:
         """Read the picture now with the table's reader: exactly five dice in the throw

@@ -255,6 +255,11 @@ def spec() -> dict[str, Any]:
         "/api/calibration/focus": _calibrate(
             "Focus once (autofocus) and keep the lens there",
             "Camera Module 3 only (422 on cameras without autofocus)."),
+        "/api/calibration/turn": _calibrate(
+            "Turn the camera's picture upright for the reader: degrees clockwise",
+            "The table's side nearest the camera at the bottom; the areas stay in the "
+            "camera's own pixels.",
+            {"required": ["turn"], "properties": {"turn": {"enum": [0, 90, 180, 270]}}}),
         "/api/calibration/check": _calibrate(
             "Read the picture now: are exactly five dice in the throw area read?", "",
             None, {"type": "object", "properties": {
@@ -373,6 +378,9 @@ def spec() -> dict[str, Any]:
                                  "description": "locked values; null: automatic"},
                     "lens_position": {"type": ["number", "null"],
                                       "description": "dioptres; null: automatic"},
+                    "turn": {"enum": [0, 90, 180, 270],
+                             "description": "degrees clockwise the reader turns the "
+                                            "picture upright"},
                     "dice_set": {"type": "string"},
                     "faces": {"type": "object", "description": "pips and animals"},
                     "config": {"type": "string", "description": "the config.toml written"}}},

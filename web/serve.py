@@ -154,7 +154,8 @@ def make_reader(config: Config, folder: Path) -> DiceReader:
     """The dice reader for the configured dice set; raises with a one-line reason."""
     from vision.reader import Reader
 
-    return Reader.for_dice_set(config.table.dice_set, folder, expected=5)
+    return Reader.for_dice_set(config.table.dice_set, folder, expected=5,
+                               turn=config.camera.turn // 90)
 
 
 def start_camera(service: TableService, config: Config, folder: Path,

@@ -122,6 +122,26 @@ def test_read_cli_json_annotate_and_bad_files(tmp_path: Path) -> None:
     assert (out / "table.jpg").is_file()
 
 
+def test_a_camera_turned_a_quarter_is_read_as_if_upright(reader: Reader, tmp_path: Path
+                                                         ) -> None:
+    """`kniffel read --turn 90` (camera.turn at the table): the photo of a camera mounted a
+    quarter turned is read as the upright picture is, the dice given in its own pixels."""
+    frame, _ = table_scenes("pips", 1)[0]
+    width = frame.shape[1]
+    upright = reader.read(frame)
+    photo = tmp_path / "turned.png"
+    cv2.imwrite(str(photo), np.rot90(frame, 1))  # the table's near side on the right
+    result = kniffel("read", str(photo), "--turn", "90", "--json")
+    assert result.returncode == 0, result.stderr
+    dice = sorted((d["x"], d["y"], d["value"], d["flag"])
+                  for d in json.loads(result.stdout)[0]["dice"])
+    expected = sorted((d.y, width - 1 - d.x, d.value, d.flag) for d in upright.dice)
+    assert [(v, f) for _, _, v, f in dice] == [(v, f) for _, _, v, f in expected]
+    assert np.allclose([(x, y) for x, y, _, _ in dice], [(x, y) for x, y, _, _ in expected],
+                       atol=0.06)
+    assert "invalid choice: 45" in kniffel("read", str(photo), "--turn", "45").stderr
+
+
 def test_read_cli_annotates_a_photo_named_without_suffix(tmp_path: Path) -> None:
     frame, _ = table_scenes("pips", 1)[0]
     photo = tmp_path / "IMG_0001"

@@ -303,6 +303,37 @@ def test_judge_values_confidence_and_order() -> None:
     assert reading.warnings == ()
 
 
+class BrightestPixel:
+    """Finds one 40 px die centred on the brightest pixel of the picture it is given, and
+    remembers the pictures' shapes."""
+
+    def __init__(self) -> None:
+        self.shapes: list[tuple[int, ...]] = []
+
+    def detect(self, frame_bgr: np.ndarray) -> list[Candidate]:
+        self.shapes.append(frame_bgr.shape)
+        y, x = np.unravel_index(int(np.argmax(frame_bgr[..., 0])), frame_bgr.shape[:2])
+        return [cand(float(x), float(y), size=40)]
+
+
+@pytest.mark.parametrize("turn", [1, 2, 3])
+def test_a_turned_camera_is_read_upright_and_answered_in_its_own_pixels(turn: int) -> None:
+    """camera.turn: the networks see the picture turned upright (quarters clockwise), the
+    table gets the dice where they lie in the camera's picture (640×480 here)."""
+    frame = FRAME.copy()
+    frame[50, 100] = 255  # the die's centre: x 100, y 50
+    detector = BrightestPixel()
+    reader = Reader(detector, FixedClassifier([one_hot(4)], [quality()]), turn=turn)
+    die = reader.read(frame).dice[0]
+    assert detector.shapes == [(640, 480, 3) if turn % 2 else (480, 640, 3)]
+    assert (die.value, die.flag, die.x, die.y) == (4, None, 100, 50)
+    x0, y0, x1, y1 = die.box
+    assert (x1 - x0, y1 - y0) == (40, 40)
+    assert abs((x0 + x1) / 2 - 100.5) <= 0.5 and abs((y0 + y1) / 2 - 50.5) <= 0.5
+    with pytest.raises(ValueError, match="turn 4: quarter turns"):
+        Reader(detector, FixedClassifier([one_hot(4)], [quality()]), turn=4)
+
+
 @pytest.mark.parametrize(
     ("candidate", "value", "qual", "flag"),
     [

@@ -553,6 +553,13 @@ def test_calibrate_from_a_phone_mark_the_throw_area_on_the_picture_and_check(
                for (x, y), (wx, wy) in zip(area, want, strict=True)), area
     assert running.watcher.table.throw_area == area
 
+    # A camera mounted turned: the reader reads the picture turned, the areas stay.
+    expect(phone.locator("#c-turn")).to_have_text("0° gedreht")
+    phone.locator("#c-turn-now").tap()
+    expect(phone.locator("#c-turn")).to_have_text("90° gedreht")
+    assert load_config(running.path)[0].camera.turn == 90
+    assert running.watcher.reader.turn == 1 and running.watcher.table.throw_area == area
+
     running.camera.lay(BRIGHT)
     phone.locator("#c-check").tap()
     expect(phone.locator(".calib-result.good")).to_contain_text("Alle fünf Würfel gelesen")

@@ -211,6 +211,13 @@ def test_areas_are_saved(conf: Path, capsys: pytest.CaptureFixture[str]) -> None
     assert load_config(conf)[0].table.keep_area == ()
 
 
+def test_the_turn_is_saved_and_shown(conf: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert cli("--turn", "90") == 0
+    assert load_config(conf)[0].camera.turn == 90
+    assert cli() == 0
+    assert "read turned 90° clockwise" in capsys.readouterr().out
+
+
 def test_bad_area_is_one_line(conf: Path) -> None:
     before = conf.read_text()
     with pytest.raises(UserError, match="lies outside the camera picture"):

@@ -70,6 +70,7 @@ exposure_us = 12000
 analogue_gain = 2
 colour_gains = [1.8, 1.5]
 lens_position = 2.5
+turn = 270
 [table]
 throw_area = [[10, 10], [1000, 10], [1000, 900.5]]
 settle_seconds = 1
@@ -86,7 +87,8 @@ led_pin = 27
     assert errors == []
     assert config.camera == CameraConfig(kind="picamera2", main_size=(2028, 1520),
                                          exposure_us=12000, analogue_gain=2.0,
-                                         colour_gains=(1.8, 1.5), lens_position=2.5)
+                                         colour_gains=(1.8, 1.5), lens_position=2.5,
+                                         turn=270)
     assert config.table.throw_area == ((10.0, 10.0), (1000.0, 10.0), (1000.0, 900.5))
     assert config.table.settle_seconds == 1.0 and config.table.dice_set == "holz"
     assert config.server == ServerConfig(port=80, language="en")
@@ -114,6 +116,8 @@ def test_the_issue_example_message(tmp_path: Path) -> None:
     ("[camera]\nanalogue_gain = 0.5", "camera.analogue_gain = 0.5: must be from 1 to 64"),
     ("[camera]\ncolour_gains = [1, -2]", "camera.colour_gains = [1, -2]: both must be from"),
     ("[camera]\nlens_position = nan", "camera.lens_position = nan: must be from 0 to 32"),
+    ("[camera]\nturn = 45", "camera.turn = 45: must be 0, 90, 180 or 270 (degrees clockwise)"),
+    ("[camera]\nturn = 90.0", "camera.turn = 90.0: must be 0, 90, 180 or 270"),
     ("[table]\nthrow_area = [[1, 2], [3, 4]]", "table.throw_area = [[1, 2], [3, 4]]: needs "
                                                "at least 3 points"),
     ("[table]\nkeep_area = [[1, 2], [3], [5, 6]]", "point 2 must be [x, y]"),

@@ -388,6 +388,28 @@ def test_a_camera_without_controls_says_so_and_changes_nothing(usb: Running) -> 
 
 # ---- check and teach --------------------------------------------------------------------
 
+def test_the_picture_is_read_turned_once_the_turn_is_set(usb: Running) -> None:
+    """camera.turn from the page: saved, and the running table's reader reads the picture
+    turned at once — the dice still where they lie in the camera's picture."""
+    phone = usb.phone()
+    usb.camera.lay(BRIGHT)
+    upright = post(phone, "/check").json
+    resp = post(phone, "/turn", {"turn": 270})
+    assert resp.status_code == 200, resp.json
+    assert resp.json["turn"] == 270 and load_config(usb.path)[0].camera.turn == 270
+    assert usb.watcher.reader.turn == 3
+    turned = post(phone, "/check").json
+    assert turned["ok"] is True and turned["values"] == upright["values"]
+    frame = usb.camera.capture()  # the dice where they lie in it (the stand-in nets find
+    seen = usb.watcher.reader.read(frame).dice  # a square's centre to a pixel or so)
+    want = make_reader(usb.config, usb.path.parent).read(frame).dice
+    assert np.allclose([(d.x, d.y, *d.box) for d in seen], [(d.x, d.y, *d.box) for d in want],
+                       atol=1.5)
+    for bad in ({"turn": 45}, {"turn": "90"}, {"turn": True}, {}):
+        refused(post(phone, "/turn", bad), 400, "turn must be 0, 90, 180 or 270")
+    assert load_config(usb.path)[0].camera.turn == 270
+
+
 def test_check_reads_the_picture_with_the_tables_reader(usb: Running) -> None:
     phone = usb.phone()
     usb.camera.lay(BRIGHT)

@@ -506,11 +506,14 @@
         <dt>${t("calib_keep_area")}</dt><dd id="c-keep">${corners(c.keep_area, "calib_none")}</dd>
         <dt>${t("calib_exposure")}</dt><dd id="c-exposure">${t(c.exposure ? "calib_locked" : "calib_auto")}</dd>
         <dt>${t("calib_focus")}</dt><dd>${c.lens_position === null ? t("calib_auto") : k.esc(c.lens_position) + " dpt"}</dd>
+        <dt>${t("calib_turn")}</dt><dd id="c-turn">${t("calib_turn_value", {deg: c.turn})}</dd>
         <dt>${t("calib_dice_set")}</dt><dd id="c-dice-set">${k.esc(c.dice_set)}</dd>
       </dl>
       <div class="menu">
         <button class="secondary wide" id="c-areas">▭ ${t("calib_areas")}</button>
         ${controls}
+        <button class="secondary wide" id="c-turn-now">↻ ${t("calib_turn_now")}</button>
+        <p class="hint">${t("calib_turn_hint")}</p>
         <button class="secondary wide" id="c-check">✓ ${t("calib_check")}</button>
         <p class="hint">${t("calib_check_hint")}</p>
         <div id="c-check-result" class="calib-result" hidden></div>
@@ -520,6 +523,7 @@
       body.querySelector("[data-close]").onclick = closeSheet;
       body.querySelector("#c-areas").onclick = calibrateAreas;
       body.querySelector("#c-teach").onclick = teachName;
+      body.querySelector("#c-turn-now").onclick = (e) => calibSave(e.currentTarget, "/api/calibration/turn", {turn: (c.turn + 90) % 360});
       if (c.camera.controls) {
         body.querySelector("#c-lock").onclick = (e) => calibSave(e.currentTarget, "/api/calibration/exposure", {locked: !c.exposure});
         body.querySelector("#c-focus").onclick = (e) => calibSave(e.currentTarget, "/api/calibration/focus", {});
