@@ -202,6 +202,11 @@ class Reader:
         return Reader(self.detector, self.classifier, dice_set, self.judge, self.expected,
                       self._embedder, self._threads, self.refiner, self.turn)
 
+    def turned(self, turn: int) -> Reader:
+        """This reader's networks and judge, reading pictures turned `turn` quarters."""
+        return Reader(self.detector, self.classifier, self.dice_set, self.judge, self.expected,
+                      self._embedder, self._threads, self.refiner, turn)
+
     @property
     def embedder(self) -> Embedder:
         if self._embedder is None:

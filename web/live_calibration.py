@@ -35,6 +35,7 @@ from web.calibrate import (
     SETTLE_FRAMES,
     CalibrationError,
     autofocus,
+    better_turn,
     camera_controls,
     capture,
     check_reading,
@@ -202,7 +203,11 @@ class LiveCalibration:
         area, none doubtful? With the picture, the dice drawn in."""
         self.begin()
         frame, reading, throw_area = self._read_now()
-        result = check_reading(reading, throw_area, frame=frame)
+        try:
+            turn = better_turn(self._watcher().reader, frame, reading)
+        except Exception as exc:  # a broken model or picture: say so, never a 500
+            raise CannotCalibrate(f"the dice reader failed: {one_line(exc)}") from None
+        result = check_reading(reading, throw_area, frame=frame, turn=turn)
         return {"ok": result.ok, "values": list(result.values), "message": result.message,
                 "picture": picture(frame, reading)}
 

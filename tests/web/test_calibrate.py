@@ -15,6 +15,7 @@ from vision.reading import DieReading, Reading
 from web import calibrate
 from web.calibrate import (
     CalibrationError,
+    better_turn,
     camera_controls,
     check_reading,
     inside,
@@ -149,6 +150,36 @@ def test_check_reading() -> None:
     area = ((0.0, 0.0), (320.0, 0.0), (320.0, 300.0), (0.0, 300.0))
     result = check_reading(five, area)
     assert not result.ok and "1 outside the throw area" in result.message
+
+
+class TurningReader:
+    """Reads a picture as `readings[turn]` says (the picture itself does not matter)."""
+
+    def __init__(self, readings: dict[int, Reading], turn: int = 0) -> None:
+        self.readings, self.turn = readings, turn
+
+    def turned(self, turn: int) -> TurningReader:
+        return TurningReader(self.readings, turn)
+
+    def read(self, frame: Any) -> Reading:
+        return self.readings[self.turn]
+
+
+def test_the_check_says_when_the_picture_reads_better_turned() -> None:
+    """A camera mounted turned a quarter: the check reads the picture a quarter further too
+    and says to turn it where the dice it would trust weigh at least TURN_HINT more."""
+    five = Reading(tuple(die(v, 100 + 50 * v, 100) for v in (1, 2, 3, 4, 5)))
+    three = Reading(five.dice[:2] + tuple(die(v, 100 + 50 * v, 100, "unreadable")
+                                          for v in (3, 4, 5)))
+    four = Reading(five.dice[:4] + (die(5, 350, 100, "unreadable"),))
+    assert better_turn(TurningReader({0: three, 1: five}), None, three) == 90
+    assert better_turn(TurningReader({3: three, 0: five}, turn=3), None, three) == 0
+    assert better_turn(TurningReader({0: four, 1: five}), None, four) is None  # one die
+    assert better_turn(TurningReader({0: five, 1: five}), None, five) is None
+    result = check_reading(three, turn=90)
+    assert not result.ok and result.message.endswith(
+        "the dice read better with the picture turned 90° (the camera looks from the "
+        "picture's side): set the turn to 90°")
 
 
 def test_the_check_says_when_the_picture_is_too_blurred_to_read_well() -> None:
