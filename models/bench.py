@@ -80,6 +80,8 @@ def main() -> int:
         print(f"kniffel teach, {len(photos)} photos ({sum(counts.values())} dice): "
               f"{time.perf_counter() - t:.2f} s on one thread")
         readers["ours, taught set"] = ours.reading(taught)
+    # camera.turn: the same frames turned upright first (as a camera mounted turned)
+    readers["ours, turned 90°"] = ours.turned(1)
     readers["blob baseline"] = BlobBaselineReader()
     for name, reader in readers.items():
         timed(name, reader, images)
