@@ -46,6 +46,15 @@ DICE_SETS_BUILTIN = ("auto", "pips", "animals")
 TURNS = (0, 1, 2, 3)
 #: OpenCV's code for each turn but none.
 CLOCKWISE = {1: cv2.ROTATE_90_CLOCKWISE, 2: cv2.ROTATE_180, 3: cv2.ROTATE_90_COUNTERCLOCKWISE}
+#: A picture reads clearly better turned a quarter further where the dice the judge would
+#: trust there weigh this much more (their confidences summed; `Reader.better_turn`). Each
+#: validation scene 800001–4 read upright and turned a quarter: of the 1200, 3 read so much
+#: better turned (a camera mounted right, told to turn); of the same scenes seen by a
+#: camera turned a quarter, 98 of 463 at 30–60° from vertical read so much better turned
+#: back, 33 of 737 within 0–30°, where the turn matters little (models/README.md, "A camera
+#: turned a quarter"). The detector reads pictures upside down as well, so one quarter
+#: further is enough to try.
+TURN_HINT = 2.0
 #: The first finds of a photo taken close are its dice's pips and faces, which the
 #: classifier reads as dice with 0.1–0.4 (`die_likeness`); dice lying in a tray that the
 #: coarse search took for one large die it reads with 0.6 and more.
@@ -209,6 +218,15 @@ class Reader:
         """This reader's networks and judge, reading pictures turned `turn` quarters."""
         return Reader(self.detector, self.classifier, self.dice_set, self.judge, self.expected,
                       self._embedder, self._threads, self.refiner, turn)
+
+    def better_turn(self, frame_bgr: np.ndarray, reading: Reading) -> int | None:
+        """The turn (quarters, TURNS) that reads `frame_bgr` clearly better than this
+        reader's turn, whose reading of it is `reading` (TURN_HINT), if one does."""
+        other = (self.turn + 1) % len(TURNS)
+        if trusted_weight(self.turned(other).read(frame_bgr)) >= \
+                trusted_weight(reading) + TURN_HINT:
+            return other
+        return None
 
     @property
     def embedder(self) -> Embedder:
@@ -420,6 +438,12 @@ class Reader:
 
 
 Finds = tuple[list[Candidate], list[np.ndarray], FaceScores]
+
+
+def trusted_weight(reading: Reading) -> float:
+    """The confidences of the dice the judge trusts (no flag), summed."""
+    return sum(d.confidence for d in reading.dice
+               if d.flag is None and d.confidence >= TRUST_CONFIDENCE)
 
 
 def turned_back(die: DieReading, turn: int, width: int, height: int) -> DieReading:

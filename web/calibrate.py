@@ -222,31 +222,13 @@ class CheckResult:
     message: str
 
 
-#: A check says the picture may be turned where, turned a quarter further, the dice it
-#: would trust weigh this much more (their confidences summed). Each validation scene
-#: 800001–4 read upright and turned a quarter: of the 1200, 3 read so much better turned
-#: (a camera mounted right, told to turn); of the same scenes seen by a camera turned a
-#: quarter, 98 of 463 at 30–60° from vertical read so much better turned back, 33 of 737
-#: within 0–30°, where the turn matters little (models/README.md, "A camera turned a
-#: quarter"). The detector reads pictures upside down as well, so one quarter is enough.
-TURN_HINT = 2.0
-
-
 def better_turn(reader: Any, frame: Any, reading: Any) -> int | None:
-    """camera.turn (degrees) that reads `frame` clearly better than `reader` (whose reading
-    of it is `reading`) does, if one does (TURN_HINT)."""
-    from vision.reading import TRUST_CONFIDENCE
-
-    def trusted(r: Any) -> float:
-        return sum(float(d.confidence) for d in r.dice if d.flag is None
-                   and d.confidence >= TRUST_CONFIDENCE)
-
-    if not hasattr(reader, "turned"):  # a reader that cannot turn (a stand-in)
-        return None
-    other = (int(reader.turn) + 1) % 4
-    if trusted(reader.turned(other).read(frame)) >= trusted(reading) + TURN_HINT:
-        return other * 90
-    return None
+    """camera.turn (degrees) under which `reader` reads `frame` clearly better than it did
+    (`reading`), if any (vision.reader.Reader.better_turn); None for a reader that cannot
+    turn."""
+    turns = getattr(reader, "better_turn", None)
+    quarters = turns(frame, reading) if turns is not None else None
+    return None if quarters is None else int(quarters) * 90
 
 
 def check_reading(reading: Any, throw_area: Sequence[Point] = (),

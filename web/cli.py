@@ -80,8 +80,12 @@ def cmd_read(args: argparse.Namespace) -> int:
             results.append({"image": str(path), "error": str(exc)})
             failed += 1
             continue
+        warnings = list(reading.warnings)
+        turn = reader.better_turn(frame, reading)
+        if turn is not None:
+            warnings.append(f"the dice read better turned {turn * 90}° (--turn {turn * 90})")
         results.append({"image": str(path), "dice": [d.to_json() for d in reading.dice],
-                        "warnings": list(reading.warnings)})
+                        "warnings": warnings})
         if args.annotate:
             problem = write_image(args.annotate / path.name, annotate(frame, reading))
             if problem:
@@ -89,7 +93,7 @@ def cmd_read(args: argparse.Namespace) -> int:
                 failed += 1
         if not args.json:
             values = " ".join(f"{d.value}{'?' if d.flag else ''}" for d in reading.dice)
-            notes = f"  ({'; '.join(reading.warnings)})" if reading.warnings else ""
+            notes = f"  ({'; '.join(warnings)})" if warnings else ""
             print(f"{path}: {values or '-'}{notes}")
     if args.json:
         print(json.dumps(results, ensure_ascii=False, indent=2))

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+import json
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -332,6 +333,45 @@ def test_a_turned_camera_is_read_upright_and_answered_in_its_own_pixels(turn: in
     assert abs((x0 + x1) / 2 - 100.5) <= 0.5 and abs((y0 + y1) / 2 - 50.5) <= 0.5
     with pytest.raises(ValueError, match="turn 4: quarter turns"):
         Reader(detector, FixedClassifier([one_hot(4)], [quality()]), turn=4)
+
+
+class PortraitDetector:
+    """Finds five dice in a picture taller than wide, two in one wider than tall: a stand-in
+    for the detector, which reads a turned camera's dice worse."""
+
+    def detect(self, frame_bgr: np.ndarray) -> list[Candidate]:
+        count = 5 if frame_bgr.shape[0] > frame_bgr.shape[1] else 2
+        return [cand(60.0 + 80 * i, 100.0) for i in range(count)]
+
+
+def test_the_reader_says_which_turn_reads_a_picture_clearly_better() -> None:
+    five = FixedClassifier([one_hot(v) for v in (1, 2, 3, 4, 5)], [quality()] * 5)
+    upright = Reader(PortraitDetector(), five)
+    assert len(upright.read(FRAME).dice) == 2
+    assert upright.better_turn(FRAME, upright.read(FRAME)) == 1  # 3 more dice trusted
+    turned = upright.turned(1)
+    assert turned.turn == 1 and turned.detector is upright.detector
+    assert turned.better_turn(FRAME, turned.read(FRAME)) is None  # 2 quarters: landscape
+    portrait = np.full((640, 480, 3), 90, np.uint8)
+    assert upright.better_turn(portrait, upright.read(portrait)) is None
+
+
+def test_kniffel_read_says_when_a_photo_reads_better_turned(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from web import cli
+
+    five = FixedClassifier([one_hot(v) for v in (1, 2, 3, 4, 5)], [quality()] * 5)
+    monkeypatch.setattr(Reader, "for_dice_set", classmethod(
+        lambda cls, name, folder, expected=None, threads=1, turn=0:
+        Reader(PortraitDetector(), five, expected=expected, turn=turn)))
+    photo = tmp_path / "side.png"
+    cv2.imwrite(str(photo), FRAME)
+    assert cli.main(["read", str(photo), "--json"]) == 0
+    warnings = json.loads(capsys.readouterr().out)[0]["warnings"]
+    assert warnings[-1] == "the dice read better turned 90° (--turn 90)"
+    assert cli.main(["read", str(photo), "--turn", "90"]) == 0
+    assert capsys.readouterr().out == f"{photo}: 5 4 3 2 1\n"  # read down the photo
 
 
 @pytest.mark.parametrize(
