@@ -272,7 +272,7 @@ def make_reader(config: Config, expected: int | None = EXPECTED_DICE) -> Any:
 
     try:
         return Reader.for_dice_set(config.table.dice_set, state_dir(), expected=expected,
-                                   turn=config.camera.turn // 90)
+                                   turn=config.camera.quarters)
     except (ModelMissingError, ValueError) as exc:  # DiceSetError is a ValueError
         raise CalibrationError(str(exc)) from None
 
@@ -466,7 +466,7 @@ def _teach(items: Sequence[str], config: Config, source: Any) -> Config:
                     "Enter ")
             frame = capture(source, SETTLE_FRAMES)
         photos.setdefault(face, []).append(frame)
-    saved, counts = teach_set(name, photos, turn=config.camera.turn // 90)
+    saved, counts = teach_set(name, photos, turn=config.camera.quarters)
     found = ", ".join(f"{v}: {n}" for v, n in counts.items())
     print(f"taught dice set {name!r} ({found} dice) -> {saved}")
     return with_changes(config, table={"dice_set": name})

@@ -54,6 +54,11 @@ class CameraConfig:
     #: nearest the camera at the bottom. The reader reads it so turned (vision.reader.TURNS).
     turn: int = 0
 
+    @property
+    def quarters(self) -> int:
+        """`turn` in quarter turns, as vision.reader.Reader takes it."""
+        return self.turn // 90
+
 
 @dataclass(frozen=True)
 class TableConfig:
@@ -249,9 +254,15 @@ def _dice_set(value: object) -> str:
 TURN_DEGREES = (0, 90, 180, 270)
 
 
+def is_turn(value: object) -> bool:
+    """Whether `value` is one of camera.turn's values (a whole number, not true/false)."""
+    return not isinstance(value, bool) and isinstance(value, int) and value in TURN_DEGREES
+
+
 def _quarter_turn(value: object) -> int:
-    if isinstance(value, bool) or not isinstance(value, int) or value not in TURN_DEGREES:
+    if not is_turn(value):
         raise _Bad("must be 0, 90, 180 or 270 (degrees clockwise)")
+    assert isinstance(value, int)
     return value
 
 

@@ -47,7 +47,7 @@ from web.calibrate import (
     unlocked,
     with_changes,
 )
-from web.config import TURN_DEGREES, CameraConfig, Config, Point, load_config, save_config
+from web.config import CameraConfig, Config, Point, is_turn, load_config, save_config
 from web.service import BadRequest, ServiceError
 
 if TYPE_CHECKING:
@@ -189,7 +189,7 @@ class LiveCalibration:
     def set_turn(self, turn: object) -> None:
         """Degrees clockwise that turn the camera's picture upright (camera.turn): the
         table's reader reads it so turned from now on."""
-        if isinstance(turn, bool) or not isinstance(turn, int) or turn not in TURN_DEGREES:
+        if not is_turn(turn):
             raise BadRequest("turn must be 0, 90, 180 or 270 (degrees clockwise)")
         self.begin()
         try:

@@ -9,6 +9,7 @@ from __future__ import annotations
 from typing import Any
 
 from game.rules import RULESETS, VARIANTS
+from web.config import TURN_DEGREES
 from web.service import COLUMN_KINDS
 
 
@@ -259,7 +260,7 @@ def spec() -> dict[str, Any]:
             "Turn the camera's picture upright for the reader: degrees clockwise",
             "The table's side nearest the camera at the bottom; the areas stay in the "
             "camera's own pixels.",
-            {"required": ["turn"], "properties": {"turn": {"enum": [0, 90, 180, 270]}}}),
+            {"required": ["turn"], "properties": {"turn": {"enum": list(TURN_DEGREES)}}}),
         "/api/calibration/check": _calibrate(
             "Read the picture now: are exactly five dice in the throw area read?", "",
             None, {"type": "object", "properties": {
@@ -378,7 +379,7 @@ def spec() -> dict[str, Any]:
                                  "description": "locked values; null: automatic"},
                     "lens_position": {"type": ["number", "null"],
                                       "description": "dioptres; null: automatic"},
-                    "turn": {"enum": [0, 90, 180, 270],
+                    "turn": {"enum": list(TURN_DEGREES),
                              "description": "degrees clockwise the reader turns the "
                                             "picture upright"},
                     "dice_set": {"type": "string"},

@@ -155,7 +155,7 @@ def make_reader(config: Config, folder: Path) -> DiceReader:
     from vision.reader import Reader
 
     return Reader.for_dice_set(config.table.dice_set, folder, expected=5,
-                               turn=config.camera.turn // 90)
+                               turn=config.camera.quarters)
 
 
 def start_camera(service: TableService, config: Config, folder: Path,
