@@ -27,10 +27,14 @@ from vision.reading import SceneLabel, load_labels  # noqa: E402
 from vision.synth.dataset import scene_for_index  # noqa: E402
 from vision.teach import teach  # noqa: E402
 
-#: Test sets: seeds 9xxxxx are never used for training (build.py uses 1xx).
+#: Test sets: seeds 9xxxxx are never used for training (build.py uses 1xx). 1200 scenes
+#: each (about 5300 dice), since the silent errors the issue bounds at 0.2 % are single
+#: digits per thousand dice: on 300 scenes 3 errors of 1311 dice were as well 0.08 % as
+#: 0.67 % (95 % interval). A scene depends on its seed and index only, so the first 300
+#: are the scenes these sets held until 2026-11-26.
 TEST_SETS = [
-    ("synth-test-pips", "pips", 300, 900001),
-    ("synth-test-animals", "animals", 300, 900002),
+    ("synth-test-pips", "pips", 1200, 900001),
+    ("synth-test-animals", "animals", 1200, 900002),
 ]
 
 

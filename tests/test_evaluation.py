@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from pathlib import Path
 
 import cv2
@@ -17,6 +18,7 @@ from vision.evaluation import (
     is_asked,
     match,
     score_image,
+    wilson_interval,
 )
 from vision.reading import DieLabel, DieReading, Reading, SceneLabel
 
@@ -218,3 +220,15 @@ def test_hard_dice_count_as_handled_when_right_asked_or_missed() -> None:
     result = EvalResult()
     result.add(s)
     assert result.readable_accuracy == 1.0 and result.hard_rate == 0.75
+
+
+def test_silent_interval_is_the_wilson_score_interval() -> None:
+    # 0 of 100: the upper end is z² / (n + z²), not 0 as the normal approximation says
+    assert wilson_interval(0, 100) == pytest.approx((0.0, 1.96**2 / (100 + 1.96**2)))
+    assert wilson_interval(50, 100) == pytest.approx((0.4038, 0.5962), abs=1e-4)
+    low, high = wilson_interval(3, 1311)
+    assert low < 3 / 1311 < high and high == pytest.approx(0.0067, abs=1e-4)
+    r = EvalResult(labelled=1311, silent_errors=3)
+    assert r.silent_interval == (low, high)
+    assert "0.08%–0.67%" in format_table({"ours | set": r})
+    assert all(math.isnan(v) for v in wilson_interval(0, 0))

@@ -306,6 +306,13 @@ class EvalResult:
         return self.silent_errors / self.labelled if self.labelled else float("nan")
 
     @property
+    def silent_interval(self) -> tuple[float, float]:
+        """A 95 % interval for the silent error rate (Wilson score): the sets hold a few
+        thousand dice and their silent errors are single digits, so 3 of 1311 (0.23 %) is
+        as well 0.08 % as 0.67 %."""
+        return wilson_interval(self.silent_errors, self.labelled)
+
+    @property
     def silent_count_right_rate(self) -> float:
         """Silent errors that the table's count of dice would not catch, per labelled die."""
         return self.silent_count_right / self.labelled if self.labelled else float("nan")
@@ -333,12 +340,26 @@ class EvalResult:
             "hard": self.labelled_flagged, "hard_handled": self.hard_handled,
             "images_all_right": self.images_all_right, "all_right_rate": self.all_right_rate,
             "asked": self.asked, "silent_errors": self.silent_errors,
-            "silent_rate": self.silent_rate, "silent_count_right": self.silent_count_right,
+            "silent_rate": self.silent_rate, "silent_rate_low": self.silent_interval[0],
+            "silent_rate_high": self.silent_interval[1],
+            "silent_count_right": self.silent_count_right,
             "silent_count_right_rate": self.silent_count_right_rate,
             "caught_errors": self.caught_errors,
             "mean_confidence": self.mean_confidence, "ms_per_frame": self.ms_per_frame,
             "ms_per_frame_p95": self.ms_per_frame_p95,
         }
+
+
+def wilson_interval(events: int, trials: int, z: float = 1.96) -> tuple[float, float]:
+    """The Wilson score interval of a rate `events / trials` (95 % for z = 1.96); unlike
+    the normal approximation it stays within 0–1 and is not empty at 0 events."""
+    if trials <= 0:
+        return float("nan"), float("nan")
+    p = events / trials
+    scale = 1 + z * z / trials
+    centre = (p + z * z / (2 * trials)) / scale
+    half = z * math.sqrt(p * (1 - p) / trials + z * z / (4 * trials * trials)) / scale
+    return max(0.0, centre - half), min(1.0, centre + half)
 
 
 def load_frame(image: np.ndarray | Path | str) -> np.ndarray:
@@ -396,6 +417,7 @@ _ROWS: tuple[tuple[str, str], ...] = (
     ("asked (flag/low conf)", "{r.asked}"),
     ("caught errors", "{r.caught_errors}"),
     ("silent errors", "{r.silent_errors} ({r.silent_rate:.2%})"),
+    ("  95 % interval", "{r.silent_interval[0]:.2%}–{r.silent_interval[1]:.2%}"),
     ("  of them, count right", "{r.silent_count_right} ({r.silent_count_right_rate:.2%})"),
     ("ms/frame (p95)", "{r.ms_per_frame:.1f} ({r.ms_per_frame_p95:.1f})"),
 )
