@@ -474,6 +474,37 @@ def test_in_a_steep_crowded_view_a_find_whose_body_points_back_is_asked() -> Non
     assert flags_of(shallow) == [None] * 6
 
 
+def upright_view(growth: float, bodies: dict[int, tuple[float, float]]) -> list[Candidate]:
+    """Finds over the picture whose dice grow down it by `growth` (log size per picture
+    height: > 0 a camera upright, < 0 upside down); bodies right under the top faces but
+    for those given."""
+    return [dataclasses.replace(cand(x, y, size=40 * float(np.exp(growth * y / 480))),
+                                body=bodies.get(k, (0.0, 0.05)))
+            for k, (x, y) in enumerate(PLACES)]
+
+
+def test_a_body_pointing_up_in_an_upright_view_is_a_side_face() -> None:
+    """An upright camera sees each top face's body below it (JudgeConfig.body_up); side
+    faces found as dice outnumbering the tops do not hide a find whose body points up."""
+    up = (0.0, -0.12)
+    assert flags_of(upright_view(0.3, {})) == [None] * 5
+    # in the picture's upper half (PLACES[0] at y 150 of 480)
+    assert flags_of(upright_view(0.3, {0: up})) == ["unreadable"] + [None] * 4
+    # in its lower half (PLACES[3], y 330) only in a steep view, dice growing faster
+    assert flags_of(upright_view(0.3, {3: up})) == [None] * 5
+    assert flags_of(upright_view(0.8, {3: up})) == [None] * 3 + ["unreadable", None]
+    # a camera upside down sees every body point up: nothing is flagged for it
+    upside_down = upright_view(-0.8, {k: (0.0, -0.12) for k in range(5)})
+    assert flags_of(upside_down) == [None] * 5
+    # a body pointing up by less than 0.08 die sizes is no sign
+    assert flags_of(upright_view(0.3, {0: (0.0, -0.05)})) == [None] * 5
+    # ... and without the check nothing is flagged
+    reader = Reader(FixedDetector(upright_view(0.3, {0: up})),
+                    FixedClassifier([one_hot(4)] * 5, [quality()] * 5),
+                    judge=JudgeConfig(body_up=None))
+    assert [d.flag for d in reader.read(FRAME).dice] == [None] * 5
+
+
 def test_a_wide_lens_straight_above_is_not_a_steep_view() -> None:
     """Bodies of 0.2–0.5 die sizes pointing every way (towards the middle): no back."""
     assert flags_of(seen_from((320, 240), 1.2, PLACES)) == [None] * 5
