@@ -61,6 +61,12 @@ TURN_HINT = 2.0
 #: classifier reads as dice with 0.1–0.4 (`die_likeness`); dice lying in a tray that the
 #: coarse search took for one large die it reads with 0.6 and more.
 PIECES_READ = 0.4
+#: ... and are, on the median, at least this share of the large dice's size (the real
+#: close-ups' pieces: 0.09–0.14). Finds far smaller are dice seen from afar, not pieces:
+#: a glare spot on the table that the coarse search took for one die filling the picture
+#: (958 px in a 960 px frame, holding four small dice and a hand's fingers: 0.035, read
+#: as a "1") took their place.
+PIECE_SIZE = 0.05
 #: Elsewhere each large find is weighed on its own: the first finds inside its box smaller
 #: than PART of it (a die with one large pip is found as its pip) give way to it where the
 #: classifier reads it as a die more surely than each of them by PART_MARGIN
@@ -290,9 +296,9 @@ class Reader:
         """The detector's finds, their crops and what the classifier reads in them. Where
         the detector also offers finds at the scale of large dice (a photo taken close,
         `OnnxDetector.detect_with_large`), those stand if the classifier reads the first
-        finds as dice no surer than PIECES_READ (they are pips and faces) and the large ones
-        surer, else each large find where it is surer than the first finds it holds
-        (`with_large_dice`) — if `weigh`, and when reading the built-in faces: the
+        finds as dice no surer than PIECES_READ (they are pips and faces: PIECE_SIZE) and
+        the large ones surer, else each large find where it is surer than the first finds it
+        holds (`with_large_dice`) — if `weigh`, and when reading the built-in faces: the
         classifier's certainty says nothing about a taught set's art, which it may never
         have seen (`make eval`'s unseen animal sets read 0.5–1.9 points worse on other
         tables with it)."""
@@ -304,7 +310,9 @@ class Reader:
             return found, crops, scores
         first = die_likeness(scores)
         large_crops, large_scores = self.classified(frame_bgr, large)
-        if first <= PIECES_READ and die_likeness(large_scores) > first:
+        if first <= PIECES_READ and die_likeness(large_scores) > first and (
+                not found or np.median([c.size for c in found])
+                >= PIECE_SIZE * np.median([c.size for c in large])):
             return large, large_crops, large_scores
         return with_large_dice((found, crops, scores), (large, large_crops, large_scores))
 
@@ -638,6 +646,10 @@ def body_short_of_the_view(candidates: list[Candidate], steep: float,
     return short
 
 
+#: Growth of log size per picture height that `body_pointing_up` still takes as flat.
+FLAT = 1e-6
+
+
 def body_pointing_up(candidates: list[Candidate], height: float, up: float,
                      steep_growth: float, min_finds: int = 3, min_spread: float = 0.1
                      ) -> list[bool]:
@@ -654,7 +666,7 @@ def body_pointing_up(candidates: list[Candidate], height: float, up: float,
     if len(candidates) >= min_finds and float(np.ptp(ys)) > min_spread:
         sizes = np.log(np.maximum([c.size for c in candidates], 1e-3))
         growth = float(np.polyfit(ys, sizes, 1)[0])
-    if growth < 0.0:
+    if growth < -FLAT:  # dice of one size are flat, whatever rounding makes of their fit
         return flags
     for i, c in enumerate(candidates):
         flags[i] = c.body is not None and c.body[1] <= -up \

@@ -166,6 +166,28 @@ def test_a_photo_close_to_a_die_is_read_at_its_scale_not_as_its_pips() -> None:
     assert [(d.value, d.x) for d in reader.read(frame).dice] == [(5, 400)]
 
 
+def test_dice_far_smaller_than_a_large_find_are_not_its_pieces() -> None:
+    """A bright glare spot filling the picture, taken by the coarse search for one die:
+    the small, dim-read dice inside it are dice seen from afar, not its pips (PIECE_SIZE)."""
+    frame = np.full((960, 1280, 3), 255, np.uint8)  # glare: the large find reads a sure 5
+    dice = [(600, 380), (640, 400), (620, 440)]
+    for x, y in dice:
+        frame[y - 15:y + 15, x - 15:x + 15] = 60  # dark: the classifier only guesses ...
+    frame[385:415, 625:655] = 200  # ... but for one die, read as surely as the large find
+    small = [cand(x, y, size=30, score=0.8) for x, y in dice]
+    reader = Reader(WithLarge(small, [cand(640, 480, size=940, score=0.6)]), ShadeReader())
+    assert reader.finds(frame)[0] == small
+    # finds a tenth of the large one's size, read as unsurely, are its pips, as before
+    frame[:] = 255
+    pips = [(400, 300), (640, 480), (880, 660)]
+    for x, y in pips:
+        frame[y - 47:y + 47, x - 47:x + 47] = 60
+    frame[433:527, 593:687] = 200
+    reader = Reader(WithLarge([cand(x, y, size=94, score=0.8) for x, y in pips],
+                              [cand(640, 480, size=940, score=0.6)]), ShadeReader())
+    assert [c.size for c in reader.finds(frame)[0]] == [940]
+
+
 def test_a_large_die_found_as_its_pip_is_read_at_its_scale_beside_the_other_dice() -> None:
     """A die with one large pip, larger than the others: the first search found its pip
     as a die. The other dice read surely, so the frame is not all pieces; the large find
@@ -518,7 +540,14 @@ def test_body_offsets_are_not_judged_from_above_or_from_too_few_dice() -> None:
     tilted = seen_from((320, 2400), 0.05, PLACES[:3])
     side = dataclasses.replace(tilted[2], body=(-tilted[2].body[0], -tilted[2].body[1]),
                                score=0.5)
-    assert flags_of([*tilted[:2], side]) == [None] * 3  # two others are too few to judge
+    # two others are too few to judge the body offsets by ...
+    reader = Reader(FixedDetector([*tilted[:2], side]),
+                    FixedClassifier([one_hot(4)] * 3, [quality()] * 3),
+                    judge=JudgeConfig(body_up=None))
+    assert [d.flag for d in reader.read(FRAME).dice] == [None] * 3
+    # ... but dice of one size (flat, whatever rounding makes of their fit) show an upright
+    # view, where a body pointing up in the picture's upper half is a side face (body_up)
+    assert flags_of([*tilted[:2], side]) == [None, None, "unreadable"]
     steep = seen_from((320, 2400), 0.08, PLACES[:2])  # ... and one other, seen steeply
     assert flags_of([steep[0], dataclasses.replace(steep[1], body=(0.0, -0.2))]) == [None] * 2
     assert flags_of([cand(x, y) for x, y in PLACES]) == [None] * 5  # no body offsets
