@@ -53,7 +53,7 @@ from vision.preprocess import (  # noqa: E402
     DETECTOR_STRIDE,
     REFINE_SPAN,
     crop_die,
-    detector_scale,
+    detector_image,
     upright_angle,
 )
 from vision.reading import DieLabel, SceneLabel, load_labels  # noqa: E402
@@ -112,9 +112,8 @@ def body_offset(die: DieLabel) -> tuple[float, float]:
 def detector_samples(scenes: Iterable[Scene]) -> list[DetSample]:
     samples = []
     for image, label, _ in scenes:
-        h, w = image.shape[:2]
-        s = detector_scale(w, h)
-        small = cv2.resize(image, (round(w * s), round(h * s)), interpolation=cv2.INTER_AREA)
+        # shrunk as the reader shrinks each frame: the detector reads pictures as it learnt
+        small, s = detector_image(image)
         centers = np.array([d.center for d in label.dice], np.float32).reshape(-1, 2) * s
         sizes = np.array([(d.box[2] - d.box[0], d.box[3] - d.box[1]) for d in label.dice],
                          np.float32).reshape(-1, 2) * s

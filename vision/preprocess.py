@@ -27,7 +27,9 @@ def detector_scale(width: int, height: int, long_side: int = DETECTOR_LONG_SIDE)
 def detector_image(frame_bgr: np.ndarray, long_side: int = DETECTOR_LONG_SIDE
                    ) -> tuple[np.ndarray, float]:
     """The frame resized (keeping the aspect) to `long_side`, and the scale from frame
-    pixels to its pixels."""
+    pixels to its pixels. The detector learnt from pictures shrunk so (models/train.py): a
+    faster resize, though a quarter of a grey level off, changes what it finds
+    (models/README.md, "The networks see pictures shrunk by area")."""
     h, w = frame_bgr.shape[:2]
     scale = detector_scale(w, h, long_side)
     nw, nh = max(32, round(w * scale)), max(32, round(h * scale))
