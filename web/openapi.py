@@ -364,7 +364,12 @@ def spec() -> dict[str, Any]:
                     "suggested": {"type": ["object", "null"]},
                     "undo": {"type": ["object", "null"]},
                     "camera": {"type": "object"},
-                    "notice": {"type": ["object", "null"]}}},
+                    "notice": {"type": ["object", "null"]},
+                    "boot": {"type": "string",
+                             "description": "this run of the service (seq counts within it)"},
+                    "seq": {"type": "integer",
+                            "description": "which state the service published last: of two "
+                                           "states of one boot, the higher seq is newer"}}},
                 "GameSummary": {"type": "object"},
                 "Calibration": {"type": "object", "properties": {
                     "camera": {"type": "object", "properties": {

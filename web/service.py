@@ -437,6 +437,11 @@ class TableService:
         self.notes: list[str] = []  # why parts of the table are off (safe mode, no models)
         self.notice: dict[str, Any] | None = None
         self._notice_seq = 0
+        #: Every state carries which publication it is (`seq`, counted per `boot` of the
+        #: service): a page keeps the newer of two states, since an answer to its own change
+        #: can arrive after a later state pushed to it (a camera failing just then).
+        self._boot = f"{random.getrandbits(48):012x}"
+        self._published = 0
         self.listeners: list[Callable[[TableService], None]] = []
         self.turn_listeners: list[Callable[[], None]] = []
         self._replay_cache: dict[int, tuple[int, TableState]] = {}
@@ -492,6 +497,8 @@ class TableService:
             "camera": {"state": self.camera.state, "message": self.camera.message},
             "notes": list(self.notes),
             "notice": self.notice,
+            "boot": self._boot,
+            "seq": self._published,
         }
 
     def game_json(self, game_id: int) -> dict[str, Any]:
@@ -824,6 +831,7 @@ class TableService:
                 pass
 
     def _publish(self) -> None:
+        self._published += 1
         text = json.dumps(self._state(), ensure_ascii=False)
         for q in list(self._subscribers):
             self._offer(q, text)

@@ -277,6 +277,24 @@ def cells(html: str, cls: str) -> list[str]:
     return re.findall(rf'<td class="[^"]*\b{cls}\b[^"]*"[^>]*>', html)
 
 
+def test_a_page_keeps_the_newer_of_two_states(table: Table, tmp_path: Path) -> None:
+    """An answer to a phone's change can arrive after a state pushed later (the camera
+    failing just then): the older state must not take the newer one's place (`seq`, counted
+    per `boot` of the service). A service started again counts anew."""
+    before = table.service.state()
+    table.service.set_camera_status("failed", "camera disappeared")
+    failed = table.service.state()
+    assert failed["boot"] == before["boot"] and failed["seq"] == before["seq"] + 1
+    played = table.phone().ok("throws", dice=[1, 2, 3, 4, 5])
+    assert played["seq"] == failed["seq"] + 1  # the answer is the state it published
+    views = render_table_view(table, tmp_path, [failed, before])
+    assert "camera disappeared" in views[0]["de"]["notes"]["html"]
+    assert views[1] == views[0]  # the older state arrived late: the newer stays
+    restarted = {**before, "boot": "a new run", "seq": 0}
+    views = render_table_view(table, tmp_path, [failed, restarted])
+    assert not views[1]["de"]["notes"]["html"]
+
+
 def test_the_table_view_shows_the_printed_block_in_german_and_english(
         table: Table, tmp_path: Path) -> None:
     """'the Kniffel-Block as printed (German row names, English switch; every player a

@@ -234,6 +234,15 @@ const K = (() => {
     if (r.ok) { k.labels = r.data.labels; k.rules = r.data; }
   };
 
+  /* Of the state a page holds and one that arrives, the one to keep: an answer to the
+     page's own change can arrive after a later state pushed to it (a camera failing just
+     then), and must not take its place. `seq` counts the service's publications within
+     one `boot` of it. */
+  k.newer = (held, arrived) => {
+    if (!held || !arrived) return arrived || held;
+    return arrived.boot !== held.boot || !(arrived.seq < held.seq) ? arrived : held;
+  };
+
   /* Live state: Server-Sent Events; polling when they are not available. */
   k.live = (onState, onConnection) => {
     let fails = 0, poller = null, source = null;

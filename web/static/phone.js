@@ -53,7 +53,7 @@
   function enterGame() {
     $("join-screen").hidden = true;
     $("game-screen").hidden = false;
-    k.live((s) => { state = s; render(); }, (ok) => { connected = ok; renderStatus(); });
+    k.live((s) => { state = k.newer(state, s); render(); }, (ok) => { connected = ok; renderStatus(); });
   }
 
   async function send(kind, body) {
@@ -64,14 +64,14 @@
     busy = false;
     document.body.classList.remove("busy");
     if (r.ok) {
-      state = r.data;
+      state = k.newer(state, r.data);
       selected = null;
       mode = "enter";
       render();
       return r.data;
     }
     if (r.status === 409 && r.data && r.data.state) {
-      state = r.data.state;
+      state = k.newer(state, r.data.state);
       selected = null;
       render();
       k.toast(k.t("conflict"), "warn");
@@ -235,14 +235,14 @@
 
   async function rematch() {
     const r = await k.api("POST", `/api/games/${state.game.id}/rematch`, {replaces: state.game.id});
-    if (r.ok) { state = r.data; render(); } else if (!tookFresher(r)) k.toast(k.errorText(r.error), "error");
+    if (r.ok) { state = k.newer(state, r.data); render(); } else if (!tookFresher(r)) k.toast(k.errorText(r.error), "error");
   }
 
   /** Another phone started a game first (409 with the fresh state): show that one. */
   function tookFresher(r) {
     if (r.status !== 409 || !r.data || !r.data.state) return false;
     if (sheet.open) closeSheet();
-    state = r.data.state;
+    state = k.newer(state, r.data.state);
     render();
     k.toast(k.t("conflict"), "warn");
     return true;
@@ -404,7 +404,7 @@
           payload.columns = cols.length ? cols : ["free"];
         }
         const r = await k.api("POST", "/api/games", payload);
-        if (r.ok) { closeSheet(); state = r.data; render(); }
+        if (r.ok) { closeSheet(); state = k.newer(state, r.data); render(); }
         else if (!tookFresher(r)) k.toast(k.errorText(r.error), "error");
       };
       draw(body);

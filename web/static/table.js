@@ -126,7 +126,7 @@
     await k.loadRules();
     const r = await k.api("GET", "/api/join");
     if (r.ok) join = r.data;
-    k.live((s) => { state = s; render(); }, (ok) => { document.body.classList.toggle("offline", !ok); });
+    k.live((s) => { state = k.newer(state, s); render(); }, (ok) => { document.body.classList.toggle("offline", !ok); });
   }
   start();
 })();
