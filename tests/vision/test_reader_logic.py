@@ -454,9 +454,11 @@ def seen_from(vanishing: tuple[float, float], strength: float,
 PLACES = [(120, 150), (260, 300), (400, 180), (520, 330), (330, 420)]
 
 
-def flags_of(candidates: list[Candidate]) -> list[str | None]:
+def flags_of(candidates: list[Candidate], judge: JudgeConfig | None = None
+             ) -> list[str | None]:
     reader = Reader(FixedDetector(candidates),
-                    FixedClassifier([one_hot(4)] * len(candidates), [quality()] * 6))
+                    FixedClassifier([one_hot(4)] * len(candidates), [quality()] * 6),
+                    judge=judge)
     by_place = {(d.x, d.y): d.flag for d in reader.read(FRAME).dice}
     return [by_place[(c.x, c.y)] for c in candidates]
 
@@ -521,10 +523,7 @@ def test_a_body_pointing_up_in_an_upright_view_is_a_side_face() -> None:
     # a body pointing up by less than 0.08 die sizes is no sign
     assert flags_of(upright_view(0.3, {0: (0.0, -0.05)})) == [None] * 5
     # ... and without the check nothing is flagged
-    reader = Reader(FixedDetector(upright_view(0.3, {0: up})),
-                    FixedClassifier([one_hot(4)] * 5, [quality()] * 5),
-                    judge=JudgeConfig(body_up=None))
-    assert [d.flag for d in reader.read(FRAME).dice] == [None] * 5
+    assert flags_of(upright_view(0.3, {0: up}), JudgeConfig(body_up=None)) == [None] * 5
 
 
 def test_a_wide_lens_straight_above_is_not_a_steep_view() -> None:
@@ -541,10 +540,7 @@ def test_body_offsets_are_not_judged_from_above_or_from_too_few_dice() -> None:
     side = dataclasses.replace(tilted[2], body=(-tilted[2].body[0], -tilted[2].body[1]),
                                score=0.5)
     # two others are too few to judge the body offsets by ...
-    reader = Reader(FixedDetector([*tilted[:2], side]),
-                    FixedClassifier([one_hot(4)] * 3, [quality()] * 3),
-                    judge=JudgeConfig(body_up=None))
-    assert [d.flag for d in reader.read(FRAME).dice] == [None] * 3
+    assert flags_of([*tilted[:2], side], JudgeConfig(body_up=None)) == [None] * 3
     # ... but dice of one size (flat, whatever rounding makes of their fit) show an upright
     # view, where a body pointing up in the picture's upper half is a side face (body_up)
     assert flags_of([*tilted[:2], side]) == [None, None, "unreadable"]
