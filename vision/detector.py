@@ -48,6 +48,18 @@ class Detector(Protocol):
     def detect(self, frame_bgr: np.ndarray) -> list[Candidate]: ...
 
 
+@dataclass(frozen=True)
+class Search:
+    """What a search of a frame found: `found`; and where a coarse search saw large dice
+    holding pieces of them, the finds of a search at those dice's scale (`large`), and
+    whether the detector takes `found` for nothing but pieces of them (`in_pieces`). Only
+    the classifier can tell a die from a pip: the reader decides (`Reader.finds`)."""
+
+    found: list[Candidate]
+    large: list[Candidate] | None = None
+    in_pieces: bool = False
+
+
 #: Dice smaller than this (in detector-input pixels) are looked at again, larger.
 SMALL_DIE = 30.0
 #: ... at a scale that makes them about this big (16 / 26 until 2026-11-26: dice leaning
@@ -83,8 +95,9 @@ TARGET_LARGE_DIE = 36.0
 MIN_LONG_SIDE = 64
 #: Where most first finds are such pieces and none is as sure as this, nor as the large
 #: die it lies in (dice lying in a tray that the coarse search takes for one large die are:
-#: 0.65 and more, more than the tray), the new finds stand; elsewhere the reader weighs
-#: both (`vision.reader.Reader.finds`).
+#: 0.65 and more, more than the tray), the detector takes them for pieces (`in_pieces`);
+#: the reader lets the new finds stand where the classifier agrees, else weighs both
+#: (`vision.reader.Reader.finds`).
 PIECE_SCORE = 0.7
 
 
@@ -98,9 +111,9 @@ class OnnxDetector:
     0.7–1.4). Where they come out larger than it was trained on (a photo taken close to the
     dice), it finds their pips and faces as dice; a coarse search (COARSE_LONG_SIDES) sees
     such dice whole, and the frame is searched again at a scale that makes them about
-    TARGET_LARGE_DIE pixels: those finds stand where the first are surely pieces and that
-    search finds a large die as surely as LARGE_SCORE, else the reader weighs the two
-    (`detect_with_large`).
+    TARGET_LARGE_DIE pixels: the reader weighs those finds against the first, which the
+    detector takes for pieces where they are weak and that search finds a large die as
+    surely as LARGE_SCORE (`search`).
     """
 
     def __init__(self, path: Path = DETECTOR_PATH, threshold: float = 0.3,
@@ -112,15 +125,14 @@ class OnnxDetector:
         self.outputs = ["out", "body"] if "body" in names else ["out"]
 
     def detect(self, frame_bgr: np.ndarray) -> list[Candidate]:
-        """The finds (where the detector alone cannot weigh them against those at the
-        scale of large dice, its first search's)."""
-        return self.detect_with_large(frame_bgr)[0]
+        """The finds (where the detector alone takes them for pieces of large dice, those
+        dice; without the classifier it cannot weigh the two otherwise)."""
+        search = self.search(frame_bgr)
+        return search.large if search.in_pieces and search.large else search.found
 
-    def detect_with_large(self, frame_bgr: np.ndarray
-                          ) -> tuple[list[Candidate], list[Candidate] | None]:
-        """The finds; and where the coarse search sees large dice holding pieces of them
-        but cannot tell that they are only pieces, the finds of a search at the scale of
-        those dice to weigh them against (else None)."""
+    def search(self, frame_bgr: np.ndarray) -> Search:
+        """The finds; and where the coarse search sees large dice holding pieces of them,
+        the finds of a search at the scale of those dice to weigh them against."""
         h, w = frame_bgr.shape[:2]
         image, scale = detector_image(frame_bgr, DETECTOR_LONG_SIDE)
         found = self._search(image, scale, w, h)
@@ -132,7 +144,7 @@ class OnnxDetector:
             # lid or a mat seen from far can look like one large die to the coarse search,
             # its dice like pieces of it, and then the dice would be lost.
             confirmed = any(c.score >= LARGE_SCORE for c in finds)
-            return (finds, None) if large.found_in_pieces and confirmed else (found, finds)
+            return Search(found, finds, large.found_in_pieces and confirmed)
         if found:
             size = float(np.median([c.size for c in found])) * scale
             if size < SMALL_DIE:
@@ -140,7 +152,7 @@ class OnnxDetector:
                                 32 * round(DETECTOR_LONG_SIDE * TARGET_DIE / size / 32))
                 if long_side > DETECTOR_LONG_SIDE:
                     found = self._search_around(frame_bgr, found, long_side)
-        return found, None
+        return Search(found)
 
     def _search_around(self, frame_bgr: np.ndarray, found: list[Candidate], long_side: int
                        ) -> list[Candidate]:

@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 
 from vision.classifier import FACES, QUALITY, FaceScores
-from vision.detector import Candidate, LargeDice, decode, large_dice, suppress
+from vision.detector import Candidate, LargeDice, Search, decode, large_dice, suppress
 from vision.preprocess import (
     DETECTOR_STRIDE,
     crop_die,
@@ -134,15 +134,17 @@ def test_large_finds_of_the_coarse_search_that_hold_no_pieces_change_nothing(
 
 
 class WithLarge(FixedDetector):
-    """A detector that also offers finds at the scale of large dice."""
+    """A detector that also offers finds at the scale of large dice (`in_pieces`: and
+    takes the first finds for their pieces)."""
 
-    def __init__(self, found: list[Candidate], large: list[Candidate]) -> None:
+    def __init__(self, found: list[Candidate], large: list[Candidate],
+                 in_pieces: bool = False) -> None:
         super().__init__(found)
         self.large = large
+        self.in_pieces = in_pieces
 
-    def detect_with_large(self, frame_bgr: np.ndarray
-                          ) -> tuple[list[Candidate], list[Candidate] | None]:
-        return self.candidates, self.large
+    def search(self, frame_bgr: np.ndarray) -> Search:
+        return Search(self.candidates, self.large, self.in_pieces)
 
 
 class ShadeReader:
@@ -155,15 +157,38 @@ class ShadeReader:
                           np.array([quality()] * len(crops)))
 
 
-def test_a_photo_close_to_a_die_is_read_at_its_scale_not_as_its_pips() -> None:
+@pytest.mark.parametrize("in_pieces", [False, True])
+def test_a_photo_close_to_a_die_is_read_at_its_scale_not_as_its_pips(in_pieces: bool) -> None:
     frame = np.full((600, 800, 3), 90, np.uint8)
     frame[100:500, 200:600] = 255  # the die
     pips = [(300, 200), (400, 300), (500, 400)]
     for x, y in pips:
         frame[y - 25:y + 25, x - 25:x + 25] = 0
     reader = Reader(WithLarge([cand(x, y, size=60, score=0.6) for x, y in pips],
-                              [cand(400, 300, size=400, score=0.8)]), ShadeReader())
+                              [cand(400, 300, size=400, score=0.8)], in_pieces), ShadeReader())
     assert [(d.value, d.x) for d in reader.read(frame).dice] == [(5, 400)]
+
+
+def test_dice_the_detector_takes_for_pieces_stay_where_they_read_surer_than_the_large_find(
+        ) -> None:
+    """A coarse search took the table between five small dice for one die filling the
+    picture, and the detector took the dice for its pieces: the classifier reads the dice
+    surely and the "die" not, so the dice stay (a taught set, which the classifier cannot
+    weigh, keeps the detector's word)."""
+    frame = np.full((960, 1280, 3), 90, np.uint8)  # the table: read as a guess
+    places = [(430, 310), (470, 310), (580, 340), (530, 470), (430, 590)]
+    for x, y in places:
+        frame[y - 18:y + 18, x - 18:x + 18] = 255  # dice: each read as a sure 5
+    small = [cand(x, y, size=36, score=0.6) for x, y in places]
+    table = [cand(450, 550, size=900, score=0.7)]
+    reader = Reader(WithLarge(small, table, in_pieces=True), ShadeReader())
+    assert reader.finds(frame)[0] == small
+    assert [(d.value, d.x, d.y) for d in reader.read(frame).dice] \
+        == [(5, x, y) for x, y in sorted(places)]
+    taught = DiceSet("zoo", ["duck", "lion"], np.stack([patch((0, 0, 0)), patch((255,) * 3)]))
+    reader = Reader(WithLarge(small, table, in_pieces=True), ShadeReader(), dice_set=taught,
+                    embedder=ColourEmbedder())
+    assert reader.finds(frame)[0] == table
 
 
 def test_dice_far_smaller_than_a_large_find_are_not_its_pieces() -> None:
@@ -985,12 +1010,14 @@ def test_large_dice_stand_alone_only_where_their_own_scale_finds_them_surely(
     detector.session = LargeDieSession(confirm)  # type: ignore[assignment]
     detector.threshold = 0.3
     detector.outputs = ["out"]
-    found, large = detector.detect_with_large(np.zeros((1200, 1600, 3), np.uint8))
-    if large_stand:  # the first find is a piece of the large die: only the die stands
-        assert [round(c.size, -1) for c in found] == [700] and large is None
-    else:  # unconfirmed: the first finds stay, and the reader weighs both (Reader.finds)
-        assert [round(c.size, -1) for c in found] == [100]
-        assert large is not None and [round(c.size, -1) for c in large] == [700]
+    frame = np.zeros((1200, 1600, 3), np.uint8)
+    search = detector.search(frame)
+    # the reader weighs both (Reader.finds); the detector alone takes the first find for a
+    # piece of the large die only where its own scale confirms it: then the die stands
+    assert [round(c.size, -1) for c in search.found] == [100]
+    assert search.large is not None and [round(c.size, -1) for c in search.large] == [700]
+    assert search.in_pieces == large_stand
+    assert [round(c.size, -1) for c in detector.detect(frame)] == [700 if large_stand else 100]
 
 
 class ShiftingRefiner:
