@@ -175,6 +175,11 @@ class JudgeConfig:
     #: and asked about more).
     refine_move: float = 0.08
     refine_resize: float = 1.12
+    #: A find the classifier takes for no die (`drop_no_die`) is kept where the refiner
+    #: moves it onto a top face that the second look reads as a die (no die at most this),
+    #: with that look's quality, unless a die is kept there already: the first find was a
+    #: die's pip or edge. None: dropped all the same.
+    rescue_no_die: float | None = 0.2
     #: A die the judge would trust is still asked about where the fitted doubt
     #: (vision/doubt.py, models/doubt.json) gives it at least `Doubt.ask_above` chance of
     #: being wrong; None: trusted as the rules above say.
@@ -286,7 +291,7 @@ class Reader:
         candidates, crops, scores = self.finds(frame_bgr)
         values, probs, recognised = self._values(scores, crops)
         if self.refiner is not None and candidates:
-            candidates, values, probs, recognised = self._second_look(
+            candidates, values, probs, recognised, scores = self._second_look(
                 self.refiner, frame_bgr, candidates, scores, (values, probs, recognised))
         return self._judge(frame_bgr.shape[1], frame_bgr.shape[0], candidates, scores,
                            values, probs, recognised)
@@ -340,13 +345,15 @@ class Reader:
     def _second_look(self, refiner: Refiner, frame_bgr: np.ndarray,
                      candidates: list[Candidate], scores: FaceScores,
                      first: tuple[list[DieValue], np.ndarray, np.ndarray]
-                     ) -> tuple[list[Candidate], list[DieValue], np.ndarray, np.ndarray]:
+                     ) -> tuple[list[Candidate], list[DieValue], np.ndarray, np.ndarray,
+                                FaceScores]:
         """Each find the refiner moved onto a top face (or resized) is read again there.
         Where both reads agree the less sure one stands; where they differ the surer of the
         two gives the value, with no more confidence than the other read is unsure, so the
         table asks: a second look may mend a misread, never make a confident one. Returns
         the finds where the refiner put them, with their values, probabilities and whether
-        a taught set recognises them."""
+        a taught set recognises them, and the classifier's scores, with the second look's
+        quality for the finds it took for no die at first and rescues (`rescue_no_die`)."""
         refined = refiner.refine(frame_bgr, candidates)
         cfg = self.judge
         again = [i for i, (c, r) in enumerate(zip(candidates, refined, strict=True))
@@ -354,7 +361,7 @@ class Reader:
                  or max(r.size / c.size, c.size / r.size) >= cfg.refine_resize]
         values, probs, recognised = list(first[0]), first[1].copy(), first[2].copy()
         if not again:
-            return candidates, values, probs, recognised
+            return candidates, values, probs, recognised, scores
         crops2, looked = self.classified(frame_bgr, [refined[i] for i in again])
         frame_values = scores.value.copy()
         frame_values[again] = looked.value
@@ -366,7 +373,28 @@ class Reader:
         probs[again] = chosen_probs
         recognised[again] |= recognised2
         moved = [refined[i] if i in again else c for i, c in enumerate(candidates)]
-        return moved, values, probs, recognised
+        return moved, values, probs, recognised, self._rescued(moved, scores, again, looked)
+
+    def _rescued(self, moved: list[Candidate], scores: FaceScores, again: list[int],
+                 looked: FaceScores) -> FaceScores:
+        """`scores` with the second look's quality for each find taken for no die that the
+        second look (`looked`, of the finds `again`) reads as a die, where no die is kept
+        yet (`rescue_no_die`), surest first."""
+        cfg = self.judge
+        no_die = QUALITY.index("no_die")
+        if cfg.rescue_no_die is None:
+            return scores
+        quality = scores.quality.copy()
+        kept = [moved[i] for i in range(len(moved)) if quality[i, no_die] <= cfg.drop_no_die]
+        sure = die_sureness(looked)
+        for k in sorted(range(len(again)), key=lambda k: -sure[k]):
+            i = again[k]
+            if quality[i, no_die] > cfg.drop_no_die \
+                    and looked.quality[k, no_die] <= cfg.rescue_no_die \
+                    and not any(moved[i].near(d, cfg.overlap) for d in kept):
+                quality[i] = looked.quality[k]
+                kept.append(moved[i])
+        return FaceScores(scores.value, quality)
 
     # ---- stage 3 --------------------------------------------------------------------
 

@@ -1123,3 +1123,35 @@ def test_a_second_read_that_agrees_leaves_the_less_sure_confidence() -> None:
     (die,) = reader.read(frame).dice
     assert (die.value, die.flag, die.x) == (2, None, 110)
     assert die.confidence == pytest.approx(0.95, abs=1e-6)
+
+
+class NoDieUnlessBright:
+    """A classifier that reads a crop with a white centre as a sure "2", anything else as
+    no die."""
+
+    def classify(self, crops: list[np.ndarray], turned: Sequence[bool] | None = None
+                 ) -> FaceScores:
+        bright = [float(c[28:36, 28:36].mean()) > 250 for c in crops]
+        return FaceScores(np.array([pip_row(2, 0.99) if b else pip_row(1, 0.5)
+                                    for b in bright]),
+                          np.array([quality(no_die=0.01 if b else 0.9) for b in bright]))
+
+
+@pytest.mark.parametrize(("rescue", "kept_there", "read"), [
+    (0.2, False, [(2, 120)]),  # the die's edge found: moved onto its face, read, kept
+    (None, False, []),  # rescue off: dropped as no die, as the first look said
+    # a die found on the face is kept (moved off it too, to 140, still near): the find
+    # beside it is not read a second time
+    (0.2, True, [(2, 140)]),
+])
+def test_a_find_taken_for_no_die_is_kept_where_the_refiner_puts_it_on_a_die(
+        rescue: float | None, kept_there: bool, read: list[tuple[int, float]]) -> None:
+    frame = FRAME.copy()
+    frame[90:110, 110:130] = 255  # the top face, half a die size right of the find
+    finds = [cand(100, 100, size=40, score=0.5)] + ([cand(120, 100, size=40)] if kept_there
+                                                    else [])
+    reader = Reader(FixedDetector(finds), NoDieUnlessBright(), "pips",
+                    JudgeConfig(rescue_no_die=rescue), refiner=ShiftingRefiner(0.5))
+    dice = reader.read(frame).dice
+    assert [(d.value, d.x) for d in dice] == read
+    assert all(d.flag == "unreadable" for d in dice)  # the two looks differ: asked
