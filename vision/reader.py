@@ -373,19 +373,22 @@ class Reader:
         probs[again] = chosen_probs
         recognised[again] |= recognised2
         moved = [refined[i] if i in again else c for i, c in enumerate(candidates)]
-        return moved, values, probs, recognised, self._rescued(moved, scores, again, looked)
+        return moved, values, probs, recognised, self._rescued(moved, scores, recognised,
+                                                               again, looked)
 
-    def _rescued(self, moved: list[Candidate], scores: FaceScores, again: list[int],
-                 looked: FaceScores) -> FaceScores:
+    def _rescued(self, moved: list[Candidate], scores: FaceScores, recognised: np.ndarray,
+                 again: list[int], looked: FaceScores) -> FaceScores:
         """`scores` with the second look's quality for each find taken for no die that the
         second look (`looked`, of the finds `again`) reads as a die, where no die is kept
-        yet (`rescue_no_die`), surest first."""
+        yet (`rescue_no_die`; kept as `_judge` keeps them), surest first."""
         cfg = self.judge
         no_die = QUALITY.index("no_die")
         if cfg.rescue_no_die is None:
             return scores
         quality = scores.quality.copy()
-        kept = [moved[i] for i in range(len(moved)) if quality[i, no_die] <= cfg.drop_no_die]
+        kept = [c for c, q, known in zip(moved, quality, recognised, strict=True)
+                if q[no_die] <= cfg.drop_no_die
+                or (known and c.score >= cfg.keep_recognised_score)]
         sure = die_sureness(looked)
         for k in sorted(range(len(again)), key=lambda k: -sure[k]):
             i = again[k]
