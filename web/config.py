@@ -67,7 +67,8 @@ class TableConfig:
     keep_area: tuple[Point, ...] = ()
     #: Seconds the view must stay still before a throw is read.
     settle_seconds: float = 0.6
-    #: Which dice: "auto", "pips", "animals" or the name of a taught set.
+    #: Which dice: "auto" (the game's: pips for Kniffel, animals for Kniffel Kids; the
+    #: table service, web.serve.ReadsTheGamesDice), "pips", "animals" or a taught set.
     dice_set: str = "auto"
 
 

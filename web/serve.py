@@ -17,7 +17,7 @@ import signal
 import socket
 import sys
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -60,6 +60,39 @@ def lan_ip() -> str:
     return "127.0.0.1"
 
 
+class ReadsTheGamesDice:
+    """Where the table reads "auto" dice, each throw is read as the dice of the game being
+    played (`faces`): pip dice for Kniffel, animal dice for Kniffel Kids. From the picture
+    alone the reader decides per frame, and with one or two dice in view — a second or
+    third throw — it can decide wrong (a lone 6 read as an elephant: asked about at the
+    table, since an elephant is no Kniffel face)."""
+
+    def __init__(self, reader: Any, faces: Callable[[], Sequence[object]]) -> None:
+        self.reader = reader
+        self.faces = faces
+        self._kinds = {kind: reader.reading(kind) for kind in ("pips", "animals")}
+
+    def __getattr__(self, name: str) -> Any:
+        """Anything else is the camera's reader's (its turn, its dice set, teaching)."""
+        if name == "reader":  # not set yet (a copy being made): no endless lookup
+            raise AttributeError(name)
+        return getattr(self.reader, name)
+
+    def _for_now(self) -> Any:
+        from vision.reader import is_animal
+
+        faces = self.faces()
+        animals = bool(faces) and all(is_animal(face) for face in faces)  # type: ignore[arg-type]
+        return self._kinds["animals" if animals else "pips"]
+
+    def read(self, frame_bgr: Any) -> Any:
+        return self._for_now().read(frame_bgr)
+
+    def better_turn(self, frame_bgr: Any, reading: Any) -> int | None:
+        turn: int | None = self._for_now().better_turn(frame_bgr, reading)
+        return turn
+
+
 class CameraLink:
     """Camera + dice reader + TableWatcher, started in the background.
 
@@ -83,7 +116,7 @@ class CameraLink:
             watcher_class = default_watcher
         self.service = service
         self.config = config
-        self.reader = reader
+        self.reader = self._for_the_game(reader)
         self.on_alive = on_alive
         self.retry_seconds = retry_seconds
         self._open_camera = open_camera
@@ -104,10 +137,17 @@ class CameraLink:
         still starting) watches `config.table` and reads with `reader` from now on."""
         self.config = config
         if reader is not None:
-            self.reader = reader
+            reader = self.reader = self._for_the_game(reader)
         watcher = self.watcher
         if watcher is not None:
             watcher.use(reader=reader, table=config.table)
+
+    def _for_the_game(self, reader: DiceReader) -> DiceReader:
+        """`reader`, reading the game's dice where it reads "auto" (ReadsTheGamesDice)."""
+        if isinstance(reader, ReadsTheGamesDice) or getattr(reader, "dice_set", None) != "auto" \
+                or not hasattr(reader, "reading"):
+            return reader
+        return ReadsTheGamesDice(reader, lambda: self.service.table.game.rules.ruleset.faces)
 
     def _status(self, state: str, message: str) -> None:
         self.service.set_camera_status(state, message)

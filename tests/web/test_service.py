@@ -10,7 +10,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from tests.web.conftest import Table
+from tests.web.conftest import ORIGIN, Table
 from web.serve import CameraLink
 from web.service import DemoPlayer
 
@@ -277,3 +277,35 @@ def test_the_led_asks_for_attention_when_a_part_is_off_because_of_a_problem(
     assert svc.status == "ready"
     svc.notes.append("config: camera.kind = 'webcam': must be one of picamera2, usb, ...")
     assert svc.status == "attention"  # safe mode: the page says why
+
+
+class KindReader:
+    """Stands in for vision.reader.Reader: `reading(kind)` gives a reader that reads every
+    frame as dice of that kind."""
+
+    def __init__(self, dice_set: str = "auto", kind: str | None = None) -> None:
+        self.dice_set, self.kind = dice_set, kind
+
+    def reading(self, kind: str) -> KindReader:
+        return KindReader(kind, kind)
+
+    def read(self, frame: Any) -> str | None:
+        return self.kind
+
+    def better_turn(self, frame: Any, reading: Any) -> int | None:
+        return 1 if self.kind == "animals" else None
+
+
+def test_auto_dice_are_read_as_the_dice_of_the_game_being_played(table: Table) -> None:
+    """The table set to "auto" dice: a Kniffel game's throws are read as pip dice, a
+    Kniffel Kids game's as animal dice (one or two dice in view are not enough to tell);
+    a set named in the config is read as it is."""
+    link = CameraLink(table.service, FakeConfig(FakeCameraConfig()), reader=KindReader(),
+                      open_camera=lambda config: object(), watcher_class=FakeWatcher)
+    assert link.reader.read(None) == "pips" and link.reader.dice_set == "auto"
+    resp = table.phone().client.post("/api/games", json={"players": ["Mia"], "rules": "kids"},
+                                     headers=ORIGIN)
+    assert resp.status_code == 201, resp.json
+    assert link.reader.read(None) == "animals" and link.reader.better_turn(None, None) == 1
+    link.use(FakeConfig(FakeCameraConfig()), KindReader("animals", "animals"))
+    assert isinstance(link.reader, KindReader)  # a named set: the config's word
