@@ -313,19 +313,21 @@ class Reader:
         search = search_of(frame_bgr) if search_of is not None else \
             Search(self.detector.detect(frame_bgr))
         found, large = search.found, search.large
-        if large and search.in_pieces and (not weigh or not isinstance(self.dice_set, str)):
+        can_weigh = weigh and isinstance(self.dice_set, str)
+        if large and search.in_pieces and not can_weigh:
             return (large, *self.classified(frame_bgr, large))
         crops, scores = self.classified(frame_bgr, found)
-        if not large or not weigh or not isinstance(self.dice_set, str):
+        if not large or not can_weigh:
             return found, crops, scores
         first = die_likeness(scores)
         large_crops, large_scores = self.classified(frame_bgr, large)
+        surer_large = die_likeness(large_scores) > first
         # The detector's word alone lost five dice that a coarse search took for pieces of
         # a die filling the picture (the table between them; read as dice 0.57, the "die"
         # 0.20). The pips of the real close-ups read 0.14–0.69, their dice 0.96–0.99.
-        if search.in_pieces and die_likeness(large_scores) > first:
+        if search.in_pieces and surer_large:
             return large, large_crops, large_scores
-        if first <= PIECES_READ and die_likeness(large_scores) > first and (
+        if first <= PIECES_READ and surer_large and (
                 not found or np.median([c.size for c in found])
                 >= PIECE_SIZE * np.median([c.size for c in large])):
             return large, large_crops, large_scores
@@ -386,9 +388,7 @@ class Reader:
         if cfg.rescue_no_die is None:
             return scores
         quality = scores.quality.copy()
-        kept = [c for c, q, known in zip(moved, quality, recognised, strict=True)
-                if q[no_die] <= cfg.drop_no_die
-                or (known and c.score >= cfg.keep_recognised_score)]
+        kept = [moved[i] for i in self._kept(moved, quality, recognised)]
         sure = die_sureness(looked)
         for k in sorted(range(len(again)), key=lambda k: -sure[k]):
             i = again[k]
@@ -437,8 +437,7 @@ class Reader:
         q = scores.quality
         no_die, tilted, stacked, unreadable = (
             QUALITY.index(k) for k in ("no_die", "tilted", "stacked", "unreadable"))
-        kept = [i for i, c in enumerate(candidates) if q[i, no_die] <= cfg.drop_no_die
-                or (recognised[i] and c.score >= cfg.keep_recognised_score)]
+        kept = self._kept(candidates, q, recognised)
         overlapping = in_a_doubtful_pair(
             [candidates[i] for i in kept], cfg.overlap, cfg.overlap_score, cfg.overlap_both)
         against = self.side_faces([candidates[i] for i in kept], width, height)
@@ -471,6 +470,15 @@ class Reader:
         order = sorted(range(len(dice)), key=lambda k: (dice[k].x, dice[k].y))
         dice = [dice[k] for k in order]
         return Reading(tuple(dice), tuple(self._warnings(dice))), evidence[order]
+
+    def _kept(self, candidates: list[Candidate], quality: np.ndarray, recognised: np.ndarray
+              ) -> list[int]:
+        """The finds the judge keeps: a die to the classifier (`drop_no_die`), or one of a
+        taught set's dice that the detector found surely enough (`keep_recognised_score`)."""
+        cfg = self.judge
+        no_die = QUALITY.index("no_die")
+        return [i for i, c in enumerate(candidates) if quality[i, no_die] <= cfg.drop_no_die
+                or (recognised[i] and c.score >= cfg.keep_recognised_score)]
 
     def cut_by_edge(self, candidate: Candidate, width: int, height: int) -> bool:
         """Does the frame's edge cut the find's die (JudgeConfig.edge_margin)?"""
