@@ -20,19 +20,16 @@ from collections import Counter
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import TYPE_CHECKING, NamedTuple
+from typing import NamedTuple, Protocol
 
 import cv2
 import numpy as np
 
-from vision.classifier import QUALITY
+from vision.classifier import QUALITY, FaceScores
 from vision.detector import Candidate
 from vision.embedder import Embedder
 from vision.preprocess import CROP_SCALE, CROP_SIZE, crop_die
 from vision.reading import ANIMALS, PIP_VALUES, DieValue
-
-if TYPE_CHECKING:
-    from vision.reader import Reader
 
 NAME_PATTERN = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,39}$")
 RESERVED = ("auto", "pips", "animals")
@@ -268,16 +265,30 @@ def check_photos_differ(photos: Mapping[DieValue, Sequence[np.ndarray]]) -> None
                                    "take one photo per face")
 
 
-def teach(reader: object, name: str, photos: Mapping[DieValue, Sequence[np.ndarray]]
+class Teacher(Protocol):
+    """What teaching needs of a reader (vision.reader.Reader, or the table's view of the
+    camera's reader): the photo turned as it is read, its finds with what the classifier
+    reads in them, which finds it judges side faces or cut by the frame, and its embedder."""
+
+    @property
+    def embedder(self) -> Embedder: ...
+
+    def upright(self, frame_bgr: np.ndarray) -> np.ndarray: ...
+
+    def finds(self, frame_bgr: np.ndarray, weigh: bool = True
+              ) -> tuple[list[Candidate], list[np.ndarray], FaceScores]: ...
+
+    def side_faces(self, candidates: list[Candidate], width: int, height: int
+                   ) -> list[bool]: ...
+
+    def cut_by_edge(self, candidate: Candidate, width: int, height: int) -> bool: ...
+
+
+def teach(reader: Teacher, name: str, photos: Mapping[DieValue, Sequence[np.ndarray]]
           ) -> tuple[DiceSet, dict[DieValue, int]]:
-    """Learn a set from photos in which every die shows the given value.
-
-    `reader` is a vision.reader.Reader (its detector, classifier and embedder are used).
-    Returns the set and how many dice were taught per value.
+    """Learn a set from photos in which every die shows the given value, as `reader` finds
+    and reads them. Returns the set and how many dice were taught per value.
     """
-    from vision.reader import Reader
-
-    assert isinstance(reader, Reader)
     check_name(name)
     if len(photos) < 2:
         raise DiceSetError("teach at least two values (e.g. duck=duck.jpg lion=lion.jpg)")
@@ -342,7 +353,7 @@ class Look(NamedTuple):
     pips_sure: float  # ... and its probability among the pip counts
 
 
-def _looked_at(reader: Reader, frame: np.ndarray, weigh: bool) -> list[Look]:
+def _looked_at(reader: Teacher, frame: np.ndarray, weigh: bool) -> list[Look]:
     """A teaching photo's finds (Reader.finds, `weigh`), each with the classifier's quality
     probabilities and the pip count it reads."""
     from vision.reader import most_likely

@@ -18,6 +18,8 @@ from web.config import TURN_DEGREES
 if TYPE_CHECKING:
     import numpy as np
 
+    from vision.reading import DieValue
+
 
 class UserError(Exception):
     """An error to report as one line, with a non-zero exit."""
@@ -121,7 +123,7 @@ def cmd_teach(args: argparse.Namespace) -> int:
     from vision.teach import DiceSetError, parse_value, teach
     from web.config import state_dir
 
-    photos: dict[object, list[object]] = {}
+    photos: dict[DieValue, list[np.ndarray]] = {}
     for item in args.photos:
         value, sep, path = item.partition("=")
         if not sep or not value or not path:
@@ -136,7 +138,7 @@ def cmd_teach(args: argparse.Namespace) -> int:
             raise UserError(f"{path}: {exc}") from None
     try:
         reader = Reader.default()
-        dice_set, counts = teach(reader, args.dice_set, photos)  # type: ignore[arg-type]
+        dice_set, counts = teach(reader, args.dice_set, photos)
         path = dice_set.save(state_dir())
     except (DiceSetError, ModelMissingError) as exc:
         raise UserError(str(exc)) from None

@@ -242,9 +242,7 @@ class LiveCalibration:
             photos = {f: [frames[f]] for f in chosen}
         watcher = self._watcher()
         try:
-            # the camera's reader itself, not the game's view of it (serve.ReadsTheGamesDice)
-            reader = getattr(watcher.reader, "reader", watcher.reader)
-            _, counts = teach_set(name, photos, reader, self.folder)
+            _, counts = teach_set(name, photos, watcher.reader, self.folder)
             reader = self.make_reader(with_changes(self.config, table={"dice_set": name}))
         except Exception as exc:  # DiceSetError, missing models, a set that will not load
             raise CannotCalibrate(f"cannot teach {name!r}: {one_line(exc)}") from None
