@@ -591,6 +591,23 @@ def test_judge_drops_what_is_not_a_die_and_warns_on_count() -> None:
     assert reading.warnings == ("found 1 die, expected 5",)
 
 
+def test_a_doubtful_find_far_smaller_than_the_trusted_dice_is_no_die() -> None:
+    """A key of a keyboard or a plug's label beside the dice: asked about, and a third of
+    their size. Dropped, where a doubtful find of about their size stays (and is asked
+    about), and so does a small find the judge trusts."""
+    finds = [cand(100, 100), cand(200, 100), cand(300, 100), cand(400, 300, size=12),
+             cand(500, 300, size=30), cand(100, 400, size=14)]
+    doubtful = one_hot(3, 0.5)
+    classifier = FixedClassifier([one_hot(4)] * 3 + [doubtful, doubtful, one_hot(2)],
+                                 [quality()] * 6)
+    reading = Reader(FixedDetector(finds), classifier).read(FRAME)
+    assert [(d.x, d.y, d.flag) for d in reading.dice] == [
+        (100, 100, None), (100, 400, None), (200, 100, None), (300, 100, None),
+        (500, 300, "unreadable")]
+    kept = Reader(FixedDetector(finds), classifier, judge=JudgeConfig(small=None))
+    assert len(kept.read(FRAME).dice) == 6
+
+
 def test_auto_dice_set_decides_for_the_whole_frame() -> None:
     mostly_animal = [0.0] * 12
     mostly_animal[FACES.index("cat")] = 0.6
