@@ -445,13 +445,14 @@ class Reader:
         no_die, tilted, stacked, unreadable = (
             QUALITY.index(k) for k in ("no_die", "tilted", "stacked", "unreadable"))
         kept = self._kept(candidates, q, recognised)
-        overlapping = in_a_doubtful_pair(
-            [candidates[i] for i in kept], cfg.overlap, cfg.overlap_score, cfg.overlap_both)
-        against = self.side_faces([candidates[i] for i in kept], width, height)
+        kept_finds = [candidates[i] for i in kept]
+        sizes = np.array([c.size for c in kept_finds])
+        overlapping = in_a_doubtful_pair(kept_finds, cfg.overlap, cfg.overlap_score,
+                                         cfg.overlap_both)
+        against = self.side_faces(kept_finds, width, height)
         confidences = probs[kept] * (1.0 - q[kept, no_die])
         evidence = doubt_features(confidences, q[kept],
-                                  np.array([candidates[i].score for i in kept]),
-                                  np.array([candidates[i].size for i in kept]),
+                                  np.array([c.score for c in kept_finds]), sizes,
                                   np.array([c.size for c in candidates]))
         doubtful = (cfg.doubt.probability(evidence) >= cfg.doubt.ask_above
                     if cfg.doubt is not None else np.zeros(len(kept), bool))
@@ -474,12 +475,12 @@ class Reader:
             box = (max(0, round(x0)), max(0, round(y0)), min(width, round(x1)),
                    min(height, round(y1)))
             dice.append(DieReading(values[i], confidence, cand.x, cand.y, box, flag))
-        shown = self._not_too_small(dice, [candidates[i].size for i in kept])
+        shown = self._not_too_small(dice, sizes)
         order = sorted(shown, key=lambda k: (dice[k].x, dice[k].y))
         dice = [dice[k] for k in order]
         return Reading(tuple(dice), tuple(self._warnings(dice))), evidence[order]
 
-    def _not_too_small(self, dice: list[DieReading], sizes: list[float]) -> list[int]:
+    def _not_too_small(self, dice: list[DieReading], sizes: np.ndarray) -> list[int]:
         """The indices of the `dice` (found `sizes`) but those the table would ask about
         that are far smaller than the dice the judge trusts (`JudgeConfig.small`)."""
         trusted = [size for d, size in zip(dice, sizes, strict=True) if d.flag is None]
