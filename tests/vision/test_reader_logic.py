@@ -236,6 +236,30 @@ def test_a_large_die_found_as_its_pip_is_read_at_its_scale_beside_the_other_dice
     assert reader.finds(frame)[0] == first
 
 
+class BrightnessReader:
+    """Reads a crop as a 5, the surer the brighter it is."""
+
+    def classify(self, crops: list[np.ndarray], turned: Sequence[bool] | None = None
+                 ) -> FaceScores:
+        return FaceScores(np.array([one_hot(5, min(0.99, c.mean() / 255)) for c in crops]),
+                          np.array([quality()] * len(crops)))
+
+
+def test_a_clear_die_among_false_finds_is_not_given_up_for_a_large_find_holding_it() -> None:
+    """A laptop's keys found beside one clear die lower the first finds' mean reading, and
+    the coarse search took the laptop, desk and die for one die of the whole picture, read
+    surer than that mean: the clear die stays."""
+    frame = np.full((480, 640, 3), 90, np.uint8)
+    frame[250:310, 370:430] = 255  # the die
+    keys = [cand(x, 40, size=50, score=0.4) for x in (60, 140, 220, 300)]
+    frame[15:65, 35:325] = 40  # the keys
+    die = cand(400, 280, size=60, score=0.8)
+    laptop = [cand(320, 240, size=600, score=0.5)]
+    dice = Reader(WithLarge([die, *keys], laptop), BrightnessReader()).read(frame).dice
+    assert [(d.value, d.x, d.y, d.flag) for d in dice if d.flag is None] == [(5, 400, 280, None)]
+    assert max(d.box[2] - d.box[0] for d in dice) <= 60
+
+
 def test_a_taught_set_reads_the_first_finds() -> None:
     """The classifier's certainty says nothing about a taught set's art: no weighing."""
     frame = np.full((600, 800, 3), 90, np.uint8)
@@ -618,6 +642,18 @@ def test_auto_dice_set_decides_for_the_whole_frame() -> None:
     pips = Reader(FixedDetector([cand(100, 100)]),
                   FixedClassifier([mostly_animal], [quality()]), dice_set="pips")
     assert pips.read(FRAME).dice[0].value == 6
+
+
+def test_finds_that_are_no_die_have_no_say_in_the_kind_of_dice() -> None:
+    """A lone, clear pip die beside two plug labels that the classifier takes for no die
+    but, if anything, for animals: the frame plays pips."""
+    label_as_animal = [0.0] * 12
+    label_as_animal[FACES.index("cat")] = 0.5
+    label_as_animal[FACES.index("duck")] = 0.5
+    reader = Reader(FixedDetector([cand(100, 100), cand(300, 100), cand(500, 100)]),
+                    FixedClassifier([one_hot(2, 0.97), label_as_animal, label_as_animal],
+                                    [quality(), quality(no_die=0.98), quality(no_die=0.9)]))
+    assert [(d.value, d.flag) for d in reader.read(FRAME).dice] == [(2, None)]
 
 
 def test_reader_refuses_a_broken_frame_and_an_unknown_set() -> None:
@@ -1172,3 +1208,28 @@ def test_a_find_taken_for_no_die_is_kept_where_the_refiner_puts_it_on_a_die(
     dice = reader.read(frame).dice
     assert [(d.value, d.x) for d in dice] == read
     assert all(d.flag == "unreadable" for d in dice)  # the two looks differ: asked
+
+
+class AnimalWhereBright:
+    """Reads a crop with a white centre as a sure cat, anything else as a fairly sure 2."""
+
+    def classify(self, crops: list[np.ndarray], turned: Sequence[bool] | None = None
+                 ) -> FaceScores:
+        bright = [float(c[28:36, 28:36].mean()) > 250 for c in crops]
+        return FaceScores(np.array([one_hot("cat") if b else one_hot(2, 0.9) for b in bright]),
+                          np.array([quality() for _ in crops]))
+
+
+def test_the_second_look_reads_within_the_kind_the_frame_was_read_as() -> None:
+    """"auto" decides between pips and animals once, from the first look at all the finds:
+    where the refiner moves two of three pip dice onto something read as animals, those
+    second looks do not turn the frame's dice into animals (they differ from the first, so
+    the table asks)."""
+    frame = FRAME.copy()
+    for x in (100, 300):
+        frame[90:110, x + 10:x + 30] = 255  # half a die size right of two of the finds
+    reader = Reader(FixedDetector([cand(100, 100), cand(300, 100), cand(500, 100)]),
+                    AnimalWhereBright(), refiner=ShiftingRefiner(0.5))
+    dice = reader.read(frame).dice
+    assert [d.value for d in dice] == [2, 2, 2]
+    assert [d.flag for d in dice] == ["unreadable", "unreadable", None]
