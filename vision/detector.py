@@ -5,7 +5,7 @@ Detectors are plug-ins behind `Detector`; the default is our ONNX heatmap networ
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Protocol
 
@@ -53,13 +53,18 @@ class Search:
     """What a search of a frame found: `found`; and where a coarse search saw large dice
     holding pieces of them, the finds of a search at those dice's scale (`large`), and
     whether the detector takes `found` for nothing but pieces of them (`in_pieces`). Only
-    the classifier can tell a die from a pip: the reader decides (`Reader.finds`)."""
+    the classifier can tell a die from a pip: the reader decides (`Reader.finds`). `weak`:
+    the first search's peaks that scored under the threshold but at least WEAK_SCORE, for
+    the reader to keep where the classifier is sure they are dice."""
 
     found: list[Candidate]
     large: list[Candidate] | None = None
     in_pieces: bool = False
+    weak: list[Candidate] = field(default_factory=list)
 
 
+#: The first search also reports peaks this strong under its threshold (`Search.weak`).
+WEAK_SCORE = 0.2
 #: Dice smaller than this (in detector-input pixels) are looked at again, larger.
 SMALL_DIE = 30.0
 #: ... at a scale that makes them about this big (16 / 26 until 2026-11-26: dice leaning
@@ -135,7 +140,9 @@ class OnnxDetector:
         the finds of a search at the scale of those dice to weigh them against."""
         h, w = frame_bgr.shape[:2]
         image, scale = detector_image(frame_bgr, DETECTOR_LONG_SIDE)
-        found = self._search(image, scale, w, h)
+        peaks = self._search(image, scale, w, h, min(WEAK_SCORE, self.threshold))
+        found = [c for c in peaks if c.score >= self.threshold]
+        weak = [c for c in peaks if c.score < self.threshold]
         large = self._large_dice(image, scale, found, w, h)
         if large is not None:
             smaller, factor = detector_image(image, large.long_side)
@@ -144,7 +151,7 @@ class OnnxDetector:
             # lid or a mat seen from far can look like one large die to the coarse search,
             # its dice like pieces of it, and then the dice would be lost.
             confirmed = any(c.score >= LARGE_SCORE for c in finds)
-            return Search(found, finds, large.found_in_pieces and confirmed)
+            return Search(found, finds, large.found_in_pieces and confirmed, weak)
         if found:
             size = float(np.median([c.size for c in found])) * scale
             if size < SMALL_DIE:
@@ -152,7 +159,7 @@ class OnnxDetector:
                                 32 * round(DETECTOR_LONG_SIDE * TARGET_DIE / size / 32))
                 if long_side > DETECTOR_LONG_SIDE:
                     found = self._search_around(frame_bgr, found, long_side)
-        return Search(found)
+        return Search(found, weak=weak)
 
     def _search_around(self, frame_bgr: np.ndarray, found: list[Candidate], long_side: int
                        ) -> list[Candidate]:
@@ -190,12 +197,14 @@ class OnnxDetector:
                 return large
         return None
 
-    def _search(self, image: np.ndarray, scale: float, width: int, height: int
-                ) -> list[Candidate]:
-        """The finds in `image`: a frame of `width` × `height` scaled by `scale`."""
+    def _search(self, image: np.ndarray, scale: float, width: int, height: int,
+                threshold: float | None = None) -> list[Candidate]:
+        """The finds in `image` (a frame of `width` × `height` scaled by `scale`) that
+        score at least `threshold` (the detector's own unless given)."""
         outputs = self.session.run(self.outputs, {"image": detector_tensor(image)})
         body = outputs[1][0] if len(outputs) > 1 else None
-        return decode(outputs[0][0], scale, self.threshold, width, height, body)
+        return decode(outputs[0][0], scale, self.threshold if threshold is None else threshold,
+                      width, height, body)
 
 
 def snapped(low: float, high: float, limit: int, step: int = 32) -> tuple[int, int]:

@@ -77,6 +77,14 @@ PART_MARGIN = 0.2
 #: A find's probability of a pip face, for deciding a frame's kind of dice, is taken
 #: within [ODDS_BOUND, 1 - ODDS_BOUND] (`pip_evidence`).
 ODDS_BOUND = 0.01
+#: A weak find of the detector (under its threshold, vision.detector.WEAK_SCORE and more)
+#: stands where it lies this many die sizes from every other find (the larger of the two:
+#: nearer, it is a die's side face or a second peak on it) and the classifier reads it as
+#: a die as surely as WEAK_SURE (`die_sureness`) and as no die at most WEAK_NO_DIE
+#: (`Reader.finds`).
+WEAK_AWAY = 0.75
+WEAK_SURE = 0.9
+WEAK_NO_DIE = 0.05
 #: A frame narrower than this (pixels) holds no die anyone could read.
 MIN_FRAME_SIDE = 16
 
@@ -320,12 +328,39 @@ class Reader:
         only when reading the built-in faces (`weigh`): its certainty says nothing about a
         taught set's art, which it may never have seen (`make eval`'s unseen animal sets
         read 0.5–1.9 points worse on other tables with it); there the detector's word
-        stands."""
+        stands. Where it weighs, the detector's weak finds away from the others stand where
+        the classifier is sure they are dice (`_with_weak_dice`)."""
         search_of = getattr(self.detector, "search", None)
         search = search_of(frame_bgr) if search_of is not None else \
             Search(self.detector.detect(frame_bgr))
-        found, large = search.found, search.large
         can_weigh = weigh and isinstance(self.dice_set, str)
+        chosen = self._weighed(frame_bgr, search, can_weigh)
+        return self._with_weak_dice(frame_bgr, chosen, search.weak) if can_weigh else chosen
+
+    def _with_weak_dice(self, frame_bgr: np.ndarray, chosen: Finds, weak: list[Candidate]
+                        ) -> Finds:
+        """`chosen`, with each of the detector's `weak` finds that lies WEAK_AWAY die sizes
+        from all of them and that the classifier reads as a die as surely as WEAK_SURE, and
+        as no die at most WEAK_NO_DIE: a clear die the detector scored just under its
+        threshold (real Train photos: a 1, a 2 and a 6 seen at an angle, 0.29, 0.30, 0.21)."""
+        found, crops, scores = chosen
+        away = [c for c in weak if all(np.hypot(c.x - d.x, c.y - d.y)
+                                       >= WEAK_AWAY * max(c.size, d.size) for d in found)]
+        if not away:
+            return chosen
+        weak_crops, weak_scores = self.classified(frame_bgr, away)
+        sure = (die_sureness(weak_scores) >= WEAK_SURE) \
+            & (weak_scores.quality[:, QUALITY.index("no_die")] <= WEAK_NO_DIE)
+        keep = [int(k) for k in np.flatnonzero(sure)]
+        if not keep:
+            return chosen
+        return (found + [away[k] for k in keep], crops + [weak_crops[k] for k in keep],
+                FaceScores(np.concatenate([scores.value, weak_scores.value[keep]]),
+                           np.concatenate([scores.quality, weak_scores.quality[keep]])))
+
+    def _weighed(self, frame_bgr: np.ndarray, search: Search, can_weigh: bool) -> Finds:
+        """The first or the large finds of `search`, as `finds` says."""
+        found, large = search.found, search.large
         if large and search.in_pieces and not can_weigh:
             return (large, *self.classified(frame_bgr, large))
         crops, scores = self.classified(frame_bgr, found)

@@ -373,3 +373,27 @@ def near_dice(finds: list[Candidate], centres: list[tuple[float, float]]
     """The finds within 60 px of a die's centre: place and size, rounded to 0.1 px."""
     return sorted((round(c.x, 1), round(c.y, 1), round(c.size, 1)) for c in finds
                   if any(np.hypot(c.x - x, c.y - y) < 60 for x, y in centres))
+
+
+def test_the_weak_peaks_reported_leave_the_finds_as_they_were(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """The first search decodes down to WEAK_SCORE to report its weak peaks; its finds at
+    the threshold are those of a search that decodes at the threshold alone."""
+    import vision.detector as detector_module
+    from vision.detector import OnnxDetector
+
+    detector = OnnxDetector()
+    rng = np.random.default_rng(SEED + 12)
+    weak_seen = 0
+    for _ in range(4):
+        frame, _ = render(random_scene(rng, "pips", n_dice=5, resolution=(800, 600)))
+        search = detector.search(frame)
+        assert all(c.score >= detector.threshold for c in search.found)
+        assert all(detector_module.WEAK_SCORE <= c.score < detector.threshold
+                   for c in search.weak)
+        weak_seen += len(search.weak)
+        with monkeypatch.context() as m:
+            m.setattr(detector_module, "WEAK_SCORE", detector.threshold)
+            alone = detector.search(frame)
+        assert alone.weak == [] and alone.found == search.found
+    assert weak_seen > 0

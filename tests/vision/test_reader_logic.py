@@ -1233,3 +1233,31 @@ def test_the_second_look_reads_within_the_kind_the_frame_was_read_as() -> None:
     dice = reader.read(frame).dice
     assert [d.value for d in dice] == [2, 2, 2]
     assert [d.flag for d in dice] == ["unreadable", "unreadable", None]
+
+
+class WithWeak(FixedDetector):
+    """A detector that also reports peaks under its threshold (`Search.weak`)."""
+
+    def __init__(self, found: list[Candidate], weak: list[Candidate]) -> None:
+        super().__init__(found)
+        self.weak = weak
+
+    def search(self, frame_bgr: np.ndarray) -> Search:
+        return Search(self.candidates, weak=self.weak)
+
+
+def test_a_weak_find_the_classifier_is_sure_of_is_a_die() -> None:
+    """The detector scored a clear die just under its threshold: it stands. A weak find
+    the classifier only guesses at, and one beside a found die (its side face), do not;
+    nor does any weak find for a taught set, whose art the classifier cannot weigh."""
+    frame = np.full((480, 640, 3), 90, np.uint8)
+    for x in (100, 300):
+        frame[80:120, x - 20:x + 20] = 255  # a found die and a clear die scored 0.28
+    frame[80:120, 130:150] = 255  # the found die's side face
+    weak = [cand(300, 100, score=0.28), cand(500, 100, score=0.25), cand(125, 100, score=0.25)]
+    reader = Reader(WithWeak([cand(100, 100)], weak), ShadeReader())
+    assert [(d.value, d.x) for d in reader.read(frame).dice] == [(5, 100), (5, 300)]
+    taught = DiceSet("zoo", ["duck", "lion"], np.stack([patch((0, 0, 0)), patch((255,) * 3)]))
+    reader = Reader(WithWeak([cand(100, 100)], weak), ShadeReader(), dice_set=taught,
+                    embedder=ColourEmbedder())
+    assert [d.x for d in reader.read(frame).dice] == [100]
