@@ -204,6 +204,27 @@ class JudgeConfig:
     doubt: Doubt | None = None
 
 
+@dataclass(frozen=True)
+class SecondLook:
+    """Where the refiner put each find (`refined`), and for the finds it moved far enough
+    to read again (`again`, their indices) the crops there and what the classifier read."""
+
+    refined: list[Candidate]
+    again: list[int]
+    crops: list[np.ndarray]
+    scores: FaceScores
+
+    def latest(self, first: FaceScores) -> FaceScores:
+        """The classifier's scores of every find as last read: the first look's, or the
+        second look's where it read a find again."""
+        if not self.again:
+            return first
+        value, quality = first.value.copy(), first.quality.copy()
+        value[self.again] = self.scores.value
+        quality[self.again] = self.scores.quality
+        return FaceScores(value, quality)
+
+
 class Reader:
     """Detector + face classifier + judge. `dice_set`: "auto", "pips", "animals" or a
     taught set, read with `embedder` (the shipped one unless given; only loaded when a set
@@ -307,12 +328,13 @@ class Reader:
 
     def _judged_upright(self, frame_bgr: np.ndarray) -> tuple[Reading, np.ndarray]:
         candidates, crops, scores = self.finds(frame_bgr)
-        faces = self._faces(scores)
+        look = self._look_again(self.refiner, frame_bgr, candidates) \
+            if self.refiner is not None and candidates else None
+        faces = self._faces(scores if look is None else look.latest(scores))
         values, probs, recognised = self._values(scores, crops, faces)
-        if self.refiner is not None and candidates:
+        if look is not None:
             candidates, values, probs, recognised, scores = self._second_look(
-                self.refiner, frame_bgr, candidates, scores, (values, probs, recognised),
-                faces)
+                candidates, scores, (values, probs, recognised), look, faces)
         return self._judge(frame_bgr.shape[1], frame_bgr.shape[0], candidates, scores,
                            values, probs, recognised)
 
@@ -394,37 +416,44 @@ class Reader:
                  for c, a in zip(candidates, angles, strict=True)]
         return crops, self.classifier.classify(crops, [a is not None for a in angles])
 
-    def _second_look(self, refiner: Refiner, frame_bgr: np.ndarray,
-                     candidates: list[Candidate], scores: FaceScores,
-                     first: tuple[list[DieValue], np.ndarray, np.ndarray], faces: slice
-                     ) -> tuple[list[Candidate], list[DieValue], np.ndarray, np.ndarray,
-                                FaceScores]:
-        """Each find the refiner moved onto a top face (or resized) is read again there.
-        Where both reads agree the less sure one stands; where they differ the surer of the
-        two gives the value, with no more confidence than the other read is unsure, so the
-        table asks: a second look may mend a misread, never make a confident one. Returns
-        the finds where the refiner put them, with their values, probabilities and whether
-        a taught set recognises them, and the classifier's scores, with the second look's
-        quality for the finds it took for no die at first and rescues (`rescue_no_die`)."""
+    def _look_again(self, refiner: Refiner, frame_bgr: np.ndarray,
+                    candidates: list[Candidate]) -> SecondLook:
+        """Where the refiner puts each find, and what the classifier reads at the places it
+        moved (or resized) a find by `refine_move` (`refine_resize`) or more."""
         refined = refiner.refine(frame_bgr, candidates)
         cfg = self.judge
         again = [i for i, (c, r) in enumerate(zip(candidates, refined, strict=True))
                  if np.hypot(r.x - c.x, r.y - c.y) >= cfg.refine_move * c.size
                  or max(r.size / c.size, c.size / r.size) >= cfg.refine_resize]
+        return SecondLook(refined, again, *self.classified(frame_bgr,
+                                                           [refined[i] for i in again]))
+
+    def _second_look(self, candidates: list[Candidate], scores: FaceScores,
+                     first: tuple[list[DieValue], np.ndarray, np.ndarray], look: SecondLook,
+                     faces: slice) -> tuple[list[Candidate], list[DieValue], np.ndarray,
+                                            np.ndarray, FaceScores]:
+        """Each find the refiner moved onto a top face (or resized) read again there
+        (`look`). Where both reads agree the less sure one stands; where they differ the
+        surer of the two gives the value, with no more confidence than the other read is
+        unsure, so the table asks: a second look may mend a misread, never make a confident
+        one. Returns the finds where the refiner put them, with their values, probabilities
+        and whether a taught set recognises them, and the classifier's scores, with the
+        second look's quality for the finds it took for no die at first and rescues
+        (`rescue_no_die`)."""
+        again = look.again
         values, probs, recognised = list(first[0]), first[1].copy(), first[2].copy()
         if not again:
             return candidates, values, probs, recognised, scores
-        crops2, looked = self.classified(frame_bgr, [refined[i] for i in again])
-        values2, probs2, recognised2 = self._values(looked, crops2, faces)
+        values2, probs2, recognised2 = self._values(look.scores, look.crops, faces)
         chosen, chosen_probs = reconciled([values[i] for i in again], probs[again], values2,
                                           probs2, np.minimum)
         for i, value in zip(again, chosen, strict=True):
             values[i] = value
         probs[again] = chosen_probs
         recognised[again] |= recognised2
-        moved = [refined[i] if i in again else c for i, c in enumerate(candidates)]
+        moved = [look.refined[i] if i in again else c for i, c in enumerate(candidates)]
         return moved, values, probs, recognised, self._rescued(moved, scores, recognised,
-                                                               again, looked)
+                                                               again, look.scores)
 
     def _rescued(self, moved: list[Candidate], scores: FaceScores, recognised: np.ndarray,
                  again: list[int], looked: FaceScores) -> FaceScores:
@@ -451,9 +480,9 @@ class Reader:
 
     def _faces(self, scores: FaceScores) -> slice:
         """Which of FACES the frame's dice may show: the dice set's, or for "auto" the kind
-        the first look at all the frame's finds says (pip_evidence). A table plays with
-        one kind of dice, so the kind is decided once for the whole frame, and the second
-        look reads within it."""
+        all the frame's finds as last read say (pip_evidence). A table plays with one
+        kind of dice, so the kind is decided once for the whole frame, and both looks read
+        within it."""
         n_pips = len(PIP_VALUES)
         pips, animals = slice(0, n_pips), slice(n_pips, len(FACES))
         if not isinstance(self.dice_set, str):
