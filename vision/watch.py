@@ -407,12 +407,15 @@ class TableWatcher:
         try:
             with self._camera_lock:
                 frame = self.camera.lores()
+                if frame is not None:
+                    # counted under the lock: one who borrows the camera (using_camera)
+                    # sees no frame taken meanwhile
+                    self.frames += 1
         except Exception as exc:
             raise _CameraFailed(_line(exc)) from None
         if frame is None:
             raise _CameraFailed("no picture")
         self._alive()
-        self.frames += 1
         detector = self.detector  # use() may drop it meanwhile: made again next frame
         if detector is None:
             detector = self.detector = self._detector(frame.shape[1], frame.shape[0])
