@@ -37,6 +37,11 @@ class Candidate:
     def size(self) -> float:
         return max(self.box[2] - self.box[0], self.box[3] - self.box[1])
 
+    def holds(self, other: Candidate) -> bool:
+        """Does the centre of `other` lie in this find's box?"""
+        x0, y0, x1, y1 = self.box
+        return x0 <= other.x <= x1 and y0 <= other.y <= y1
+
     def near(self, other: Candidate, share: float) -> bool:
         """Do the two centres lie closer than `share` of the smaller die's size? Two dice
         side by side are about one size apart."""
@@ -242,8 +247,7 @@ def large_dice(found: list[Candidate], coarse: list[Candidate], frame_long_side:
 
 def is_piece(find: Candidate, die: Candidate) -> bool:
     """Does `find` lie inside `die`'s box, smaller than PIECE of it?"""
-    x0, y0, x1, y1 = die.box
-    return x0 <= find.x <= x1 and y0 <= find.y <= y1 and find.size < PIECE * die.size
+    return die.holds(find) and find.size < PIECE * die.size
 
 
 def decode(out: np.ndarray, scale: float, threshold: float, width: int, height: int,

@@ -365,7 +365,7 @@ class Reader:
         from all of them and that the classifier reads as a die as surely as WEAK_SURE, and
         as no die at most WEAK_NO_DIE: a clear die the detector scored just under its
         threshold (real Train photos: a 1, a 2 and a 6 seen at an angle, 0.29, 0.30, 0.21)."""
-        found, crops, scores = chosen
+        found = chosen[0]
         away = [c for c in weak if all(np.hypot(c.x - d.x, c.y - d.y)
                                        >= WEAK_AWAY * max(c.size, d.size) for d in found)]
         if not away:
@@ -376,9 +376,7 @@ class Reader:
         keep = [int(k) for k in np.flatnonzero(sure)]
         if not keep:
             return chosen
-        return (found + [away[k] for k in keep], crops + [weak_crops[k] for k in keep],
-                FaceScores(np.concatenate([scores.value, weak_scores.value[keep]]),
-                           np.concatenate([scores.quality, weak_scores.quality[keep]])))
+        return joined(chosen, list(range(len(found))), (away, weak_crops, weak_scores), keep)
 
     def _weighed(self, frame_bgr: np.ndarray, search: Search, can_weigh: bool) -> Finds:
         """The first or the large finds of `search`, as `finds` says."""
@@ -634,14 +632,13 @@ def with_large_dice(first: Finds, large: Finds) -> Finds:
     the place of the smaller first finds inside its box (PART) where the classifier reads it
     as a die more surely than each of them (PART_MARGIN) and the first search did not find
     it whole (a find near its centre at least PART its size)."""
-    found, crops, scores = first
-    big, big_crops, big_scores = large
+    found, _, scores = first
+    big, _, big_scores = large
     sure, big_sure = die_sureness(scores), die_sureness(big_scores)
     replaced: set[int] = set()
     added: list[int] = []
     for j, die in enumerate(big):
-        x0, y0, x1, y1 = die.box
-        inside = [i for i, c in enumerate(found) if x0 <= c.x <= x1 and y0 <= c.y <= y1]
+        inside = [i for i, c in enumerate(found) if die.holds(c)]
         parts = [i for i in inside if found[i].size < PART * die.size]
         whole = any(np.hypot(found[i].x - die.x, found[i].y - die.y) < 0.5 * die.size
                     for i in inside if i not in parts)
@@ -650,11 +647,18 @@ def with_large_dice(first: Finds, large: Finds) -> Finds:
             added.append(j)
     if not added:
         return first
-    kept = [i for i in range(len(found)) if i not in replaced]
-    return ([found[i] for i in kept] + [big[j] for j in added],
-            [crops[i] for i in kept] + [big_crops[j] for j in added],
-            FaceScores(np.concatenate([scores.value[kept], big_scores.value[added]]),
-                       np.concatenate([scores.quality[kept], big_scores.quality[added]])))
+    return joined(first, [i for i in range(len(found)) if i not in replaced], large, added)
+
+
+def joined(first: Finds, kept: list[int], second: Finds, added: list[int]) -> Finds:
+    """The finds `kept` of `first` (indices), then those `added` of `second`: candidates,
+    crops and classifier scores alike."""
+    found, crops, scores = first
+    more, more_crops, more_scores = second
+    return ([found[i] for i in kept] + [more[j] for j in added],
+            [crops[i] for i in kept] + [more_crops[j] for j in added],
+            FaceScores(np.concatenate([scores.value[kept], more_scores.value[added]]),
+                       np.concatenate([scores.quality[kept], more_scores.quality[added]])))
 
 
 def loses_no_clear_die(first: Finds, large: Finds) -> bool:
@@ -670,8 +674,7 @@ def loses_no_clear_die(first: Finds, large: Finds) -> bool:
     holders = list(zip(big, big_sure, strict=True))
     for c, c_sure in zip(found, sure, strict=True):
         if c_sure >= TRUST_CONFIDENCE and not any(
-                d.box[0] <= c.x <= d.box[2] and d.box[1] <= c.y <= d.box[3]
-                and d_sure >= c_sure - PART_MARGIN for d, d_sure in holders):
+                d.holds(c) and d_sure >= c_sure - PART_MARGIN for d, d_sure in holders):
             return False
     return True
 
