@@ -102,6 +102,14 @@ ODD_SIZE = 2.0
 #: In a pip set the classifier counts (DiceSet.counted), a taught die it counts as another
 #: value with at least this probability is left out: a die the user did not turn.
 MISCOUNTED = 0.9
+#: Where at least this share of the taught dice lie nearer another face than their own
+#: (DiceSet.look_alike), the photos do not tell the faces apart, and the user is told
+#: (teaching_doubts). On the teaching tables of 20 sets (tuning seeds 710001–6, 710007–10
+#: in both kinds, and `make eval`'s 700001–6) the two at 0.16 and 0.17 read 45 and 81 % of
+#: their further dice right; of the 18 under 0.1 (at most 2 dice nearer another face),
+#: 17 read 96–100 %, one 85 % (large dice the detector missed, which no look at the taught
+#: faces can tell).
+LOOK_ALIKE = 0.1
 
 
 class DiceSetError(ValueError):
@@ -161,10 +169,7 @@ class DiceSet:
             raise DiceSetError(f"dice set {self.name!r} is not embedded yet")
         faces = self.faces
         sims = embeddings @ self.embeddings.T  # M x N
-        per_face = np.stack([
-            np.sort(sims[:, [i for i, lab in enumerate(self.labels) if lab == f]], axis=1)
-            [:, -NEAREST:].mean(axis=1)
-            for f in faces], axis=1)
+        per_face = self.face_similarities(sims)
         z = (per_face - per_face.max(axis=1, keepdims=True)) / TEMPERATURE
         p = np.exp(z)
         p /= p.sum(axis=1, keepdims=True)
@@ -173,6 +178,36 @@ class DiceSet:
         prob = p[np.arange(len(best)), best]
         prob = np.where(nearest < FAMILIAR, np.minimum(prob, nearest), prob)
         return [faces[int(i)] for i in best], prob, nearest >= RECOGNISED
+
+    def face_similarities(self, sims: np.ndarray) -> np.ndarray:
+        """Each row's similarity to each of `faces` (M x faces): the mean of its NEAREST
+        most similar taught crops of that face, from `sims`, its similarities to the stored
+        embeddings (M x N; a stored crop set to -inf has no say)."""
+        return np.stack([
+            np.sort(sims[:, [i for i, lab in enumerate(self.labels) if lab == f]], axis=1)
+            [:, -NEAREST:].mean(axis=1)
+            for f in self.faces], axis=1)
+
+    def look_alike(self) -> list[tuple[DieValue, DieValue]]:
+        """The taught dice that lie nearer another face than their own, as (own face,
+        that face): each die read as the reader reads, by its stored crops, among the
+        other dice's (leave one out; a face taught from a single die cannot be judged)."""
+        if not len(self.embeddings):
+            raise DiceSetError(f"dice set {self.name!r} is not embedded yet")
+        per_die = self.crops_per_die
+        sims = self.embeddings @ self.embeddings.T
+        faces = self.faces
+        alike: list[tuple[DieValue, DieValue]] = []
+        for i, value in enumerate(self.patch_values):
+            if self.patch_values.count(value) < 2:
+                continue
+            rows = sims[i * per_die:(i + 1) * per_die].copy()
+            rows[:, i * per_die:(i + 1) * per_die] = -np.inf
+            per_face = self.face_similarities(rows).mean(axis=0)
+            nearest = faces[int(per_face.argmax())]
+            if nearest != value:
+                alike.append((value, nearest))
+        return alike
 
     def save(self, state_dir: Path) -> Path:
         folder = state_dir / "dice-sets"
@@ -342,6 +377,19 @@ def teach(reader: Teacher, name: str, photos: Mapping[DieValue, Sequence[np.ndar
         keep = [i for i in keep if pip_counts[i] == values[i] or count_sure[i] < MISCOUNTED]
     taught = replace(taught.keeping(keep), counted=counted)
     return taught, dict(Counter(taught.patch_values))
+
+
+def teaching_doubts(taught: DiceSet) -> list[str]:
+    """What the user should know of a newly taught set, one line each: faces its photos do
+    not tell apart (LOOK_ALIKE), which the set would misread at the table."""
+    judged = sum(1 for value in taught.patch_values if taught.patch_values.count(value) > 1)
+    alike = taught.look_alike() if judged else []
+    if not alike or len(alike) < LOOK_ALIKE * judged:
+        return []
+    named = ", ".join(f"{own} like {other}" for (own, other), _ in Counter(alike).most_common(3))
+    return [f"{len(alike)} of {judged} taught dice look more like another face than their own "
+            f"({named}): the photos do not tell the faces apart well; take them again "
+            f"closer, sharper or in more light"]
 
 
 class Look(NamedTuple):

@@ -277,13 +277,23 @@ def make_reader(config: Config, expected: int | None = EXPECTED_DICE) -> Any:
         raise CalibrationError(str(exc)) from None
 
 
+@dataclass(frozen=True)
+class Taught:
+    """A dice set taught and saved: where, how many dice of each face, and what the user
+    should know of its photos (vision.teach.teaching_doubts)."""
+
+    path: Path
+    counts: dict[object, int]
+    doubts: list[str]
+
+
 def teach_set(name: str, photos: Mapping[object, Sequence[Any]], reader: Any = None,
-              folder: Path | None = None, turn: int = 0) -> tuple[Path, dict[object, int]]:
+              folder: Path | None = None, turn: int = 0) -> Taught:
     """Teach dice set `name` from frames per value (vision.teach) and save it in the state
     directory `folder` (default: state_dir()); without a `reader`, the shipped models read
     the frames turned `turn` quarters (camera.turn)."""
     from vision.models import ModelMissingError
-    from vision.teach import DiceSetError, teach
+    from vision.teach import DiceSetError, teach, teaching_doubts
 
     try:
         if reader is None:
@@ -291,7 +301,8 @@ def teach_set(name: str, photos: Mapping[object, Sequence[Any]], reader: Any = N
 
             reader = Reader.default(turn=turn)
         dice_set, counts = teach(reader, name, photos)  # type: ignore[arg-type]
-        return dice_set.save(folder or state_dir()), {k: n for k, n in counts.items()}
+        return Taught(dice_set.save(folder or state_dir()), {k: n for k, n in counts.items()},
+                      teaching_doubts(dice_set))
     except (DiceSetError, ModelMissingError) as exc:
         raise CalibrationError(str(exc)) from None
 
@@ -466,9 +477,11 @@ def _teach(items: Sequence[str], config: Config, source: Any) -> Config:
                     "Enter ")
             frame = capture(source, SETTLE_FRAMES)
         photos.setdefault(face, []).append(frame)
-    saved, counts = teach_set(name, photos, turn=config.camera.quarters)
-    found = ", ".join(f"{v}: {n}" for v, n in counts.items())
-    print(f"taught dice set {name!r} ({found} dice) -> {saved}")
+    taught = teach_set(name, photos, turn=config.camera.quarters)
+    found = ", ".join(f"{v}: {n}" for v, n in taught.counts.items())
+    print(f"taught dice set {name!r} ({found} dice) -> {taught.path}")
+    for doubt in taught.doubts:
+        print(f"warning: {doubt}")
     return with_changes(config, table={"dice_set": name})
 
 

@@ -120,7 +120,7 @@ def cmd_teach(args: argparse.Namespace) -> int:
     from vision.models import ModelMissingError
     from vision.photo import read_photo
     from vision.reader import Reader
-    from vision.teach import DiceSetError, parse_value, teach
+    from vision.teach import DiceSetError, parse_value, teach, teaching_doubts
     from web.config import state_dir
 
     photos: dict[DieValue, list[np.ndarray]] = {}
@@ -144,6 +144,8 @@ def cmd_teach(args: argparse.Namespace) -> int:
         raise UserError(str(exc)) from None
     found = ", ".join(f"{v}: {n}" for v, n in counts.items())
     print(f"taught dice set {args.dice_set!r} ({found} dice) -> {path}")
+    for doubt in teaching_doubts(dice_set):
+        print(f"warning: {doubt}")
     return 0
 
 

@@ -242,7 +242,7 @@ class LiveCalibration:
             photos = {f: [frames[f]] for f in chosen}
         watcher = self._watcher()
         try:
-            _, counts = teach_set(name, photos, watcher.reader, self.folder)
+            taught = teach_set(name, photos, watcher.reader, self.folder)
             reader = self.make_reader(with_changes(self.config, table={"dice_set": name}))
         except Exception as exc:  # DiceSetError, missing models, a set that will not load
             raise CannotCalibrate(f"cannot teach {name!r}: {one_line(exc)}") from None
@@ -250,8 +250,8 @@ class LiveCalibration:
         with self._lock:
             if self._draft is draft:
                 self._draft = None
-        return {"name": name, "dice": [{"face": f, "count": counts.get(f, 0)}
-                                       for f in chosen]}
+        return {"name": name, "dice": [{"face": f, "count": taught.counts.get(f, 0)}
+                                       for f in chosen], "warnings": taught.doubts}
 
     # ---- helpers -----------------------------------------------------------------------
 

@@ -287,7 +287,13 @@ def spec() -> dict[str, Any]:
                 "faces": {"type": "array", "items": FACE, "minItems": 2, "uniqueItems": True,
                           "description": "all pips or all animals"}}},
             {"allOf": [_ref("Calibration"), {"type": "object", "properties": {
-                "taught": {"type": "object"}}}]}),
+                "taught": {"type": "object", "properties": {
+                    "name": {"type": "string"},
+                    "dice": {"type": "array", "items": {"type": "object", "properties": {
+                        "face": FACE, "count": {"type": "integer"}}}},
+                    "warnings": {"type": "array", "items": {"type": "string"},
+                                 "description": "faces the pictures do not tell apart "
+                                                "well: take them again"}}}}}]}),
         "/api/stats": {"get": {
             "summary": "Per player over finished games: games, wins, average, bonus rate, "
                        "Kniffels",

@@ -188,6 +188,7 @@ def test_teach_a_dice_set_and_read_with_it(tmp_path: Path) -> None:
     assert not (tmp_path / "state" / "dice-sets" / "wood.npz").exists()
     taught = kniffel("teach", "--dice-set", "wood", *args, env=env)
     assert taught.returncode == 0, taught.stderr
+    assert "warning" not in taught.stdout  # clear photos: nothing to take again
     assert (tmp_path / "state" / "dice-sets" / "wood.npz").is_file()
     right = total = 0
     for n in range(3):
@@ -215,6 +216,35 @@ def test_teach_a_dice_set_and_read_with_it(tmp_path: Path) -> None:
     unknown = kniffel("read", str(test), "--dice-set", "zoo", env=env)
     assert unknown.returncode == 1
     assert unknown.stderr.strip() == "kniffel read: no dice set 'zoo' (taught: wood)"
+
+
+def test_teaching_from_small_blurred_photos_says_the_faces_look_alike(reader: Reader
+                                                                     ) -> None:
+    """The same six photos of a pip set, as taken and as from a camera far off and out of
+    focus (a third of the size, blurred): only the second are doubted (teaching_doubts).
+    Over five sets (seeds 1000-1004), clear photos were never doubted; made small and
+    blurred so, three of five were."""
+    import dataclasses
+
+    from vision.synth import random_pip_style
+    from vision.teach import teach, teaching_doubts
+
+    rng = np.random.default_rng(1001)
+    style = random_pip_style(rng)
+    photos = {}
+    for face in range(1, 7):
+        scene = random_scene(rng, "pips", n_dice=5, hand=False, cup=False, tilted=False,
+                             stacked=False, cut=False, dim=False, resolution=(800, 600))
+        dice = tuple(dataclasses.replace(d, style=style, value=face) for d in scene.dice)
+        photos[face] = [render(dataclasses.replace(scene, dice=dice))[0]]
+    clear, _ = teach(reader, "clear", photos)
+    assert teaching_doubts(clear) == []
+    far = {face: [cv2.GaussianBlur(cv2.resize(p, None, fx=0.3, fy=0.3,
+                                              interpolation=cv2.INTER_AREA), (0, 0), 1.5)
+                  for p in frames] for face, frames in photos.items()}
+    doubted, _ = teach(reader, "far", far)
+    (doubt,) = teaching_doubts(doubted)
+    assert "look more like another face than their own" in doubt
 
 
 def test_four_views_read_a_die_the_same_however_it_is_turned() -> None:

@@ -35,6 +35,7 @@ from vision.teach import (
     load_dice_set,
     parse_value,
     teach,
+    teaching_doubts,
 )
 
 
@@ -692,6 +693,31 @@ def test_taught_set_nearest_neighbour_and_storage(tmp_path: Path) -> None:
     for bad in ("pips", "../x", ""):
         with pytest.raises(DiceSetError):
             check_name(bad)
+
+
+def test_teaching_says_when_its_photos_do_not_tell_the_faces_apart() -> None:
+    """Each taught die is read among the others (its own views left out): where ducks and
+    lions of the photos are shades of one colour, in turn, they would be misread."""
+    def taught(ducks: list[tuple[int, int, int]], lions: list[tuple[int, int, int]]
+               ) -> DiceSet:
+        return DiceSet("zoo", ["duck"] * len(ducks) + ["lion"] * len(lions),
+                       np.stack([patch(c) for c in ducks + lions])
+                       ).embedded_with(ColourEmbedder())
+
+    apart = taught([(0, 0, 200), (0, 10, 190), (5, 0, 210)], [(200, 0, 0), (190, 10, 0)])
+    assert apart.look_alike() == [] and teaching_doubts(apart) == []
+    shades = taught([(200, 0, 0), (160, 40, 0), (120, 80, 0)],
+                    [(180, 20, 0), (140, 60, 0), (100, 100, 0)])
+    assert len(shades.look_alike()) >= 2
+    (doubt,) = teaching_doubts(shades)
+    assert doubt.startswith(f"{len(shades.look_alike())} of 6 taught dice look more like "
+                            "another face than their own (")
+    assert "duck like lion" in doubt or "lion like duck" in doubt
+    # A face taught from one die has no other to be read among: it is not judged.
+    single = taught([(0, 0, 200)], [(200, 0, 0), (190, 10, 0)])
+    assert single.look_alike() == [] and teaching_doubts(single) == []
+    with pytest.raises(DiceSetError, match="not embedded yet"):
+        DiceSet("zoo", ["duck", "duck"], np.stack([patch((0, 0, 200))] * 2)).look_alike()
 
 
 def test_a_taught_die_is_also_stored_as_seen_from_a_steeper_camera() -> None:

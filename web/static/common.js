@@ -70,6 +70,7 @@ const K = (() => {
       teach_capture: "Aufnehmen", teach_again: "Nochmal aufnehmen", teach_seen: "{n} Würfel gesehen", teach_seen_one: "1 Würfel gesehen",
       teach_none_seen: "Keine Würfel gesehen – liegen sie im Wurfbereich?", teach_next: "Weiter",
       teach_finish: "Anlernen & verwenden", teach_done: "Würfelsatz „{name}“ angelernt – der Tisch liest jetzt damit.",
+      teach_done_doubt: "Würfelsatz „{name}“ angelernt, aber: {why}",
       no_camera: "Keine Kamera in Betrieb – kalibrieren geht erst, wenn die Kamera läuft.",
       no_controls: "Diese Kamera hat keine Einstellungen für Belichtung, Weißabgleich oder Schärfe (nur die Raspberry-Pi-Kamera).",
       actors: {camera: "Kamera", button: "Taster am Tisch", demo: "Demo", import: "Import"},
@@ -143,6 +144,7 @@ const K = (() => {
       teach_capture: "Capture", teach_again: "Capture again", teach_seen: "{n} dice seen", teach_seen_one: "1 die seen",
       teach_none_seen: "No dice seen – are they in the throw area?", teach_next: "Next",
       teach_finish: "Teach & use", teach_done: "Dice set “{name}” taught – the table reads with it now.",
+      teach_done_doubt: "Dice set “{name}” taught, but: {why}",
       no_camera: "No camera running – calibrate once the camera works.",
       no_controls: "This camera has no exposure, white balance or focus controls (only the Raspberry Pi camera has).",
       actors: {camera: "camera", button: "table button", demo: "demo", import: "import"},
@@ -401,7 +403,8 @@ const K = (() => {
     box.textContent = text;
     box.className = "show " + (kind || "");
     clearTimeout(k._toastTimer);
-    k._toastTimer = setTimeout(() => { box.className = ""; }, 4500);
+    // long enough to read: a warning may be a sentence or two
+    k._toastTimer = setTimeout(() => { box.className = ""; }, Math.max(4500, 60 * text.length));
   };
 
   k.time = (t) => new Date(t * 1000).toLocaleString(k.lang === "de" ? "de-DE" : "en-GB",

@@ -467,11 +467,13 @@
 
   /* A step that changes the calibration: the overview again, unless the phone has moved on
      meanwhile (focusing takes seconds). */
+  /* `done`: the message once saved, or a function of the reply giving [message, kind]. */
   async function calibSave(button, path, body, done) {
     const data = await calibStep(button, "POST", path, body);
     if (!data) return;
     calib = data;
-    k.toast(done || k.t("calib_saved"));
+    const [message, kind] = typeof done === "function" ? done(data) : [done || k.t("calib_saved")];
+    k.toast(message, kind);
     if (button.isConnected) calibrateMain();
   }
 
@@ -649,7 +651,11 @@
       };
       body.querySelector("#t-next").onclick = (e) => {
         if (!last) { teachFace(name, faces, i + 1, captured); return; }
-        calibSave(e.currentTarget, "/api/calibration/teach", {name, faces}, k.t("teach_done", {name}));
+        calibSave(e.currentTarget, "/api/calibration/teach", {name, faces}, (data) => {
+          const doubts = (data.taught && data.taught.warnings) || [];
+          return doubts.length ? [k.t("teach_done_doubt", {name, why: doubts.join(" ")}), "warn"]
+            : [k.t("teach_done", {name})];
+        });
       };
     });
   }
