@@ -1283,16 +1283,22 @@ class WithWeak(FixedDetector):
 
 def test_a_weak_find_the_classifier_is_sure_of_is_a_die() -> None:
     """The detector scored a clear die just under its threshold: it stands. A weak find
-    the classifier only guesses at, and one beside a found die (its side face), do not;
-    nor does any weak find for a taught set, whose art the classifier cannot weigh."""
+    the classifier only guesses at, and one beside a found die (its side face), do not.
+    For a taught set, whose art the classifier may never have seen, a weak find stands
+    where the set recognises it as one of its dice."""
     frame = np.full((480, 640, 3), 90, np.uint8)
+    die = (255, 255, 40)
     for x in (100, 300):
-        frame[80:120, x - 20:x + 20] = 255  # a found die and a clear die scored 0.28
-    frame[80:120, 130:150] = 255  # the found die's side face
+        frame[80:120, x - 20:x + 20] = die  # a found die and a clear die scored 0.28
+    frame[80:120, 130:150] = die  # the found die's side face
     weak = [cand(300, 100, score=0.28), cand(500, 100, score=0.25), cand(125, 100, score=0.25)]
     reader = Reader(WithWeak([cand(100, 100)], weak), ShadeReader())
     assert [(d.value, d.x) for d in reader.read(frame).dice] == [(5, 100), (5, 300)]
-    taught = DiceSet("zoo", ["duck", "lion"], np.stack([patch((0, 0, 0)), patch((255,) * 3)]))
+    taught = DiceSet("zoo", ["duck", "lion"], np.stack([patch(die), patch((0, 0, 230))]))
     reader = Reader(WithWeak([cand(100, 100)], weak), ShadeReader(), dice_set=taught,
                     embedder=ColourEmbedder())
-    assert [d.x for d in reader.read(frame).dice] == [100]
+    assert [d.x for d in reader.read(frame).dice] == [100, 300]
+    farm = DiceSet("farm", ["pig", "frog"], np.stack([patch((0, 0, 230)), patch((0, 230, 0))]))
+    reader = Reader(WithWeak([cand(100, 100)], weak), ShadeReader(), dice_set=farm,
+                    embedder=ColourEmbedder())
+    assert [d.x for d in reader.read(frame).dice] == [100]  # these dice are no pig nor frog
