@@ -223,7 +223,7 @@ def test_teaching_from_small_blurred_photos_says_the_faces_look_alike(reader: Re
     """The same six photos of a pip set, as taken and as from a camera far off and out of
     focus (a third of the size, blurred): only the second are doubted (teaching_doubts).
     Over five sets (seeds 1000-1004), clear photos were never doubted; made small and
-    blurred so, three of five were."""
+    blurred so, two of five were."""
     import dataclasses
 
     from vision.synth import random_pip_style
