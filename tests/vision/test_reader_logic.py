@@ -720,6 +720,23 @@ def test_teaching_says_when_its_photos_do_not_tell_the_faces_apart() -> None:
         DiceSet("zoo", ["duck", "duck"], np.stack([patch((0, 0, 200))] * 2)).look_alike()
 
 
+def test_teaching_asks_whether_a_pip_photo_showed_its_face() -> None:
+    """A pip set whose photos the classifier did not count as their faces (a die not
+    turned, a photo too blurred to count) is doubted; one it counted, or a picture set it
+    cannot count, is not."""
+    def pips(counted: bool) -> DiceSet:
+        return DiceSet("wood", [1, 1, 2, 2], np.stack([patch((0, 0, 200))] * 2
+                                                       + [patch((200, 0, 0))] * 2),
+                       counted=counted).embedded_with(ColourEmbedder())
+
+    (doubt,) = teaching_doubts(pips(counted=False))
+    assert doubt.startswith("the dice of a photo count as another face than the one given")
+    assert teaching_doubts(pips(counted=True)) == []
+    zoo = DiceSet("zoo", ["duck", "duck", "lion", "lion"], pips(True).patches
+                  ).embedded_with(ColourEmbedder())
+    assert teaching_doubts(zoo) == []
+
+
 def test_a_taught_die_is_also_stored_as_seen_from_a_steeper_camera() -> None:
     """Foreshortened about the patch centre: the top face keeps its width and centre."""
     face = np.zeros((PATCH_PIXELS, PATCH_PIXELS, 3), np.uint8)

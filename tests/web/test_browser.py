@@ -594,15 +594,17 @@ def test_teach_a_dice_set_from_a_phone_face_by_face(
         phone.locator("#t-next").tap()
     # Teaching embeds every die in 72 views with the real embedder: seconds on this machine.
     expect(phone.locator("#c-dice-set")).to_have_text("holz", timeout=30_000)
-    expect(phone.locator("#toast")).to_have_text(
-        "Würfelsatz „holz“ angelernt – der Tisch liest jetzt damit.")
+    # The stand-in classifier counts grey squares as 1s or 6s, not as the faces given:
+    # teaching asks whether every die showed its face (vision.teach.teaching_doubts).
+    expect(phone.locator("#toast.warn")).to_have_text(
+        "Würfelsatz „holz“ angelernt, aber: the dice of a photo count as another face than "
+        "the one given: did every die show it? If they did, take that photo again, sharper "
+        "and in more light")
     assert load_config(running.path)[0].table.dice_set == "holz"
     assert running.watcher.reader.dice_set.faces == [1, 2, 3, 4, 5, 6]
 
-    # Where the photos do not tell the faces apart, the phone says so (what the doubt is
-    # and when it comes: tests/vision, with the real models and photos).
-    doubt = "4 of 10 taught dice look more like another face than their own (1 like 2)"
-    monkeypatch.setattr(vision.teach, "teaching_doubts", lambda taught: [doubt])
+    # Photos without a doubt: the plain message.
+    monkeypatch.setattr(vision.teach, "teaching_doubts", lambda taught: [])
     phone.locator("#c-teach").tap()
     phone.locator("#t-name").fill("holz2")
     phone.locator("#t-start").tap()
@@ -612,6 +614,7 @@ def test_teach_a_dice_set_from_a_phone_face_by_face(
         expect(phone.locator("#t-result")).to_contain_text("5 Würfel gesehen")
         phone.locator("#t-next").tap()
     expect(phone.locator("#c-dice-set")).to_have_text("holz2", timeout=30_000)
-    expect(phone.locator("#toast.warn")).to_have_text(
-        f"Würfelsatz „holz2“ angelernt, aber: {doubt}")
+    expect(phone.locator("#toast")).to_have_text(
+        "Würfelsatz „holz2“ angelernt – der Tisch liest jetzt damit.")
+    expect(phone.locator("#toast.warn")).to_have_count(0)
     assert not errors, errors
