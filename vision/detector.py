@@ -60,7 +60,7 @@ class Search:
     whether the detector takes `found` for nothing but pieces of them (`in_pieces`). Only
     the classifier can tell a die from a pip: the reader decides (`Reader.finds`). `weak`:
     the first search's peaks that scored under the threshold but at least WEAK_SCORE, for
-    the reader to keep where the classifier is sure they are dice."""
+    the reader to keep where the classifier (or a taught set) is sure they are dice."""
 
     found: list[Candidate]
     large: list[Candidate] | None = None

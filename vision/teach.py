@@ -194,20 +194,15 @@ class DiceSet:
         other dice's (leave one out; a face taught from a single die cannot be judged)."""
         if not len(self.embeddings):
             raise DiceSetError(f"dice set {self.name!r} is not embedded yet")
-        per_die = self.crops_per_die
+        die_of = np.repeat(np.arange(len(self.patch_values)), self.crops_per_die)
         sims = self.embeddings @ self.embeddings.T
+        sims[die_of[:, None] == die_of[None, :]] = -np.inf  # each die's own views
+        per_die = self.face_similarities(sims).reshape(len(self.patch_values),
+                                                       self.crops_per_die, -1).mean(axis=1)
         faces = self.faces
-        alike: list[tuple[DieValue, DieValue]] = []
-        for i, value in enumerate(self.patch_values):
-            if self.patch_values.count(value) < 2:
-                continue
-            rows = sims[i * per_die:(i + 1) * per_die].copy()
-            rows[:, i * per_die:(i + 1) * per_die] = -np.inf
-            per_face = self.face_similarities(rows).mean(axis=0)
-            nearest = faces[int(per_face.argmax())]
-            if nearest != value:
-                alike.append((value, nearest))
-        return alike
+        nearest = [faces[int(k)] for k in per_die.argmax(axis=1)]
+        return [(value, face) for value, face in zip(self.patch_values, nearest, strict=True)
+                if face != value and self.patch_values.count(value) > 1]
 
     def save(self, state_dir: Path) -> Path:
         folder = state_dir / "dice-sets"

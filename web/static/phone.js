@@ -466,8 +466,8 @@
   }
 
   /* A step that changes the calibration: the overview again, unless the phone has moved on
-     meanwhile (focusing takes seconds). */
-  /* `done`: the message once saved, or a function of the reply giving [message, kind]. */
+     meanwhile (focusing takes seconds). `done`: the message once saved, or a function of
+     the reply giving [message, kind]. */
   async function calibSave(button, path, body, done) {
     const data = await calibStep(button, "POST", path, body);
     if (!data) return;
