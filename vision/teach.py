@@ -19,6 +19,7 @@ import re
 from collections import Counter
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
+from functools import cached_property
 from pathlib import Path
 from typing import NamedTuple, Protocol
 
@@ -183,10 +184,16 @@ class DiceSet:
         """Each row's similarity to each of `faces` (M x faces): the mean of its NEAREST
         most similar taught crops of that face, from `sims`, its similarities to the stored
         embeddings (M x N; a stored crop set to -inf has no say)."""
-        return np.stack([
-            np.sort(sims[:, [i for i, lab in enumerate(self.labels) if lab == f]], axis=1)
-            [:, -NEAREST:].mean(axis=1)
-            for f in self.faces], axis=1)
+        return np.stack([np.sort(sims[:, columns], axis=1)[:, -NEAREST:].mean(axis=1)
+                         for columns in self._face_columns], axis=1)
+
+    @cached_property
+    def _face_columns(self) -> list[np.ndarray]:
+        """The stored embeddings of each of `faces`, found once: every read needs them (a
+        set is changed only by `replace`, which makes a new one)."""
+        face_of = {face: k for k, face in enumerate(self.faces)}
+        labels = np.array([face_of[lab] for lab in self.labels], np.intp)
+        return [np.flatnonzero(labels == k) for k in range(len(face_of))]
 
     def look_alike(self) -> list[tuple[DieValue, DieValue]]:
         """The taught dice that lie nearer another face than their own, as (own face,
