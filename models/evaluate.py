@@ -9,6 +9,7 @@ import sys
 import zlib
 from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
+from typing import Any
 
 import cv2
 import numpy as np
@@ -225,16 +226,39 @@ def teach_real(reader: Reader) -> tuple[object, list, Callable[[SceneLabel], str
 
 
 def teach_synthetic(reader: Reader, seed: int, scenes: int = 100, same_table: bool = False,
-                    kind: str = "animals"
+                    kind: str = "animals", one_teaching_table: bool = False
                     ) -> tuple[object, list, Callable[[SceneLabel], str]]:
-    """An unseen dice set: one "farm" style (art never used in training) — or, `kind`
-    "pips", one pip style — taught from six rendered photos (one per face, five dice showing
-    it), tested on further scenes of the same dice: on other tables, in other light, from
-    other angles — or, `same_table`, under the camera, on the table and in the light of the
-    teaching photos (what a Pi over the table sees: the dice thrown again; a hand, the cup,
-    tilted and stacked dice still come). The third value names each test scene's camera
+    """An unseen dice set taught from six rendered photos and tested on further scenes of
+    the same dice (`teaching_scenes`). The third value names each test scene's camera
     range (tilt_range)."""
-    from vision.synth import random_animal_style, random_pip_style, random_scene, render
+    from vision.synth import render
+
+    photos, tests = teaching_scenes(seed, scenes, same_table, kind, one_teaching_table)
+    taught, _ = teach(reader, f"{kind}-{seed}", {face: [render(scene)[0]]
+                                                 for face, scene in photos.items()})
+    test = []
+    ranges: dict[int, str] = {}
+    for scene in tests:
+        frame, label = render(scene)
+        test.append((frame, label))
+        ranges[id(label)] = tilt_range(scene.camera.tilt_deg)
+    return taught, test, lambda label: ranges[id(label)]
+
+
+def teaching_scenes(seed: int, scenes: int = 100, same_table: bool = False,
+                    kind: str = "animals", one_teaching_table: bool = False
+                    ) -> tuple[dict[object, Any], list[Any]]:
+    """The scenes of an unseen dice set — one "farm" style (art never used in training) or,
+    `kind` "pips", one pip style: six teaching photos (one per face, five dice showing it,
+    lying flat), and `scenes` further scenes of the same dice on other tables, in other
+    light, from other angles — or, `same_table`, under the camera, on the table and in the
+    light of the teaching photos (what a Pi over the table sees: the dice thrown again; a
+    hand, the cup, tilted and stacked dice still come). The six photos are taken each on
+    its own random table, in its own light and from its own angle — or,
+    `one_teaching_table` (implied by `same_table`), all six on one table, as a user
+    teaches at the table: read on other tables, that is a set taught at home and played
+    elsewhere."""
+    from vision.synth import random_animal_style, random_pip_style, random_scene
     from vision.synth.model import ART_SETS
 
     rng = np.random.default_rng(seed)
@@ -243,29 +267,21 @@ def teach_synthetic(reader: Reader, seed: int, scenes: int = 100, same_table: bo
     plain = {"n_dice": 5, "hand": False, "cup": False, "tilted": False, "stacked": False,
              "cut": False}
     table: dict[str, object] = {}
-    if same_table:
+    if same_table or one_teaching_table:
         first = random_scene(rng, kind, art="farm", **plain)
         table = {"camera": first.camera, "table": first.table, "lighting": first.lighting,
                  "photo": first.photo, "die_mm": first.dice[0].size_mm, "tray": False}
 
-    def with_style(scene: object, value: object = None) -> object:
+    def with_style(scene: Any, value: object = None) -> Any:
         dice = tuple(dataclasses.replace(d, style=style, value=d.value if value is None
                                          else value) for d in scene.dice)
         return dataclasses.replace(scene, dice=dice)
 
-    photos = {}
-    for face in faces:
-        scene = random_scene(rng, kind, art="farm", **{**plain, **table})
-        photos[face] = [render(with_style(scene, face))[0]]
-    taught, _ = teach(reader, f"{kind}-{seed}", photos)
-    test = []
-    ranges: dict[int, str] = {}
-    for _ in range(scenes):
-        scene = random_scene(rng, kind, art="farm", **table)
-        frame, label = render(with_style(scene))
-        test.append((frame, label))
-        ranges[id(label)] = tilt_range(scene.camera.tilt_deg)
-    return taught, test, lambda label: ranges[id(label)]
+    photos = {face: with_style(random_scene(rng, kind, art="farm", **{**plain, **table}), face)
+              for face in faces}
+    tests = [with_style(random_scene(rng, kind, art="farm", **(table if same_table else {})))
+             for _ in range(scenes)]
+    return photos, tests
 
 
 def main() -> int:
@@ -319,11 +335,16 @@ def main() -> int:
                 ("real dice (Valid)", lambda: teach_real(base))]
         unseen = (("farm", "animals", (("A", 700001), ("B", 700002), ("C", 700003))),
                   ("pip", "pips", (("D", 700004), ("E", 700005), ("F", 700006))))
+        protocols = (
+            (False, False, "each photo on its own table, read on other tables"),
+            (False, True, "all photos on one table, read on other tables"),
+            (True, True, "read on the teaching table"))
         for title, kind, named_seeds in unseen:
-            for same, where in ((False, "on other tables"), (True, "on the teaching table")):
-                groups[f"unseen {title} sets, read {where}"] = [
-                    (f"{title} set {name}", lambda seed=seed, same=same, kind=kind:
-                     teach_synthetic(base, seed, same_table=same, kind=kind))
+            for same, one, where in protocols:
+                groups[f"unseen {title} sets, {where}"] = [
+                    (f"{title} set {name}", lambda seed=seed, same=same, one=one, kind=kind:
+                     teach_synthetic(base, seed, same_table=same, kind=kind,
+                                     one_teaching_table=one))
                     for name, seed in named_seeds]
         print("\nAfter teaching a dice set from 6 photos (kniffel teach):")
         for heading, cases in groups.items():

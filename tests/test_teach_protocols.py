@@ -1,0 +1,49 @@
+"""`make eval`'s taught sets (models/evaluate.py): where the teaching photos and the further
+scenes are taken, in each of its three protocols."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+from typing import Any
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "models"))
+
+from evaluate import teaching_scenes  # noqa: E402
+
+from vision.synth.model import ART_SETS  # noqa: E402
+
+
+def where(scene: Any) -> tuple[str, str, str]:
+    """What makes a table: the camera, the table's surface and the light."""
+    return repr(scene.camera), repr(scene.table), repr(scene.lighting)
+
+
+def test_each_photo_on_its_own_table_read_on_other_tables() -> None:
+    photos, tests = teaching_scenes(700001, scenes=4)
+    assert list(photos) == list(ART_SETS["farm"])
+    assert len({where(s) for s in photos.values()}) == 6
+    assert not {where(s) for s in tests} & {where(s) for s in photos.values()}
+
+
+def test_all_photos_on_one_table_read_on_other_tables() -> None:
+    photos, tests = teaching_scenes(700004, scenes=4, kind="pips", one_teaching_table=True)
+    assert list(photos) == [1, 2, 3, 4, 5, 6]
+    (teaching_table,) = {where(s) for s in photos.values()}
+    assert len({where(s) for s in tests}) == 4 and teaching_table not in {
+        where(s) for s in tests}
+
+
+def test_read_on_the_teaching_table() -> None:
+    photos, tests = teaching_scenes(700002, scenes=4, same_table=True)
+    (teaching_table,) = {where(s) for s in photos.values()}
+    assert {where(s) for s in tests} == {teaching_table}
+
+
+def test_every_die_is_of_the_one_set_and_a_photo_shows_its_face() -> None:
+    photos, tests = teaching_scenes(700003, scenes=4, one_teaching_table=True)
+    styles = {repr(d.style) for s in [*photos.values(), *tests] for d in s.dice}
+    assert len(styles) == 1
+    for face, scene in photos.items():
+        assert {d.value for d in scene.dice} == {face}
+        assert all(d.tilt_deg == 0 and d.z_mm == 0 for d in scene.dice)  # lying flat
