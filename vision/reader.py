@@ -28,6 +28,7 @@ from vision.preprocess import crop_die, upright_angle
 from vision.reading import (
     ANIMALS,
     PIP_VALUES,
+    TEACH_AGAIN,
     TRUST_CONFIDENCE,
     DieReading,
     DieValue,
@@ -85,6 +86,11 @@ ODDS_BOUND = 0.01
 WEAK_AWAY = 0.75
 WEAK_SURE = 0.9
 WEAK_NO_DIE = 0.05
+#: Reading a taught set, a frame of at least this many dice none of which the set
+#: recognises as its own (vision.teach.RECOGNISED) is warned about: the dice are seen in
+#: other light or by another camera than the teaching photos, and the table will ask
+#: about most of them until the set is taught again there (`Reader._warnings`).
+UNFAMILIAR_DICE = 3
 #: A frame narrower than this (pixels) holds no die anyone could read.
 MIN_FRAME_SIDE = 16
 
@@ -560,7 +566,8 @@ class Reader:
         shown = self._not_too_small(dice, sizes)
         order = sorted(shown, key=lambda k: (dice[k].x, dice[k].y))
         dice = [dice[k] for k in order]
-        return Reading(tuple(dice), tuple(self._warnings(dice))), evidence[order]
+        familiar = sum(bool(recognised[kept[k]]) for k in order)
+        return Reading(tuple(dice), tuple(self._warnings(dice, familiar))), evidence[order]
 
     def _not_too_small(self, dice: list[DieReading], sizes: np.ndarray) -> list[int]:
         """The indices of the `dice` (found `sizes`) but those the table would ask about
@@ -602,7 +609,9 @@ class Reader:
                 for away, too_short, pointing_up, c
                 in zip(against, short, up, candidates, strict=True)]
 
-    def _warnings(self, dice: list[DieReading]) -> list[str]:
+    def _warnings(self, dice: list[DieReading], recognised: int) -> list[str]:
+        """What the table should know of the frame beside its dice; `recognised`: how many
+        of them a taught set recognises as its own (vision.teach.RECOGNISED)."""
         warnings = []
         if not dice:
             warnings.append("no dice found")
@@ -612,6 +621,11 @@ class Reader:
         if flagged:
             kinds = sorted({d.flag for d in flagged if d.flag})
             warnings.append(f"{len(flagged)} of {len(dice)} dice need a look ({', '.join(kinds)})")
+        if not isinstance(self.dice_set, str) and len(dice) >= UNFAMILIAR_DICE \
+                and not recognised:
+            warnings.append(f"none of the {len(dice)} dice looks like those dice set "
+                            f"{self.dice_set.name!r} was taught from (other light or "
+                            f"camera?): if the table asks about most dice, {TEACH_AGAIN}")
         return warnings
 
 

@@ -27,6 +27,11 @@ FLAGS: tuple[str, ...] = ("tilted", "stacked", "cut", "unreadable")
 #: read between 0.6 and 0.9 were wrong (`make eval` counts "asked" with the same number).
 TRUST_CONFIDENCE = 0.9
 
+#: How a reading's warning ends where a taught set recognises none of a frame's dice as its
+#: own (vision.reader.Reader._warnings): a check throw at the table reports it as a
+#: problem (web/calibrate.py).
+TEACH_AGAIN = "teach the set again here"
+
 DieValue = int | str  # 1..6 for pip dice, an animal name for Kniffel Kids dice
 
 #: How large a die must be in the frame (pixels across its body) to read well: within the

@@ -29,7 +29,14 @@ from typing import Any
 import cv2
 import numpy as np
 
-from vision.reading import DiceReader, DieReading, DieValue, Reading, count_of_dice
+from vision.reading import (
+    TEACH_AGAIN,
+    DiceReader,
+    DieReading,
+    DieValue,
+    Reading,
+    count_of_dice,
+)
 from vision.settle import MOVING, NUDGED, QUIET, SETTLED, SettleDetector, SettleEvent
 
 log = logging.getLogger(__name__)
@@ -53,7 +60,8 @@ class ObservedThrow:
     placeholder with value None and confidence 0). held: indices kept from the previous
     observed throw of the turn ([] on the first throw; None: unknown). update: a re-read of
     the same throw (a die was nudged): replace it, don't add one. problems: why the table
-    should ask instead of trusting it ("4 dice seen, 5 expected", "die 3 is tilted")."""
+    should ask instead of trusting it ("4 dice seen, 5 expected", "die 3 is tilted"; a
+    taught set's dice unlike its teaching photos: the reader's TEACH_AGAIN warning)."""
 
     values: list[DieValue | None]
     held: list[int] | None
@@ -509,6 +517,9 @@ class TableWatcher:
         problems = problems_of(slots, self.expected)
         self._current, self._held, self._problems = slots, held, bool(problems)
         ordered = tuple(d if d is not None else placeholder() for d in slots)
+        # A taught set whose dice all look unlike its photos: the table says why it asks
+        # (not a problem of the dice's places, so the next throw's held dice still count).
+        problems += [w for w in reading.warnings if w.endswith(TEACH_AGAIN)]
         return ObservedThrow([d.value for d in ordered], held,
                              Reading(ordered, reading.warnings), encode_jpeg(frame, 85),
                              update, problems)

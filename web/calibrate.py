@@ -235,9 +235,11 @@ def check_reading(reading: Any, throw_area: Sequence[Point] = (),
                   expected: int = EXPECTED_DICE, frame: Any = None,
                   turn: int | None = None) -> CheckResult:
     """Whether a Reading of a test throw is good: exactly `expected` dice in the throw area,
-    none flagged, large enough in the picture to read well and, given the `frame` it was
-    read from, sharp enough; `turn`: the picture reads better turned so (better_turn)."""
-    from vision.reading import count_of_dice, too_blurred, too_small
+    none flagged, large enough in the picture to read well, given the `frame` it was read
+    from, sharp enough, and a taught set's dice not all unlike its teaching photos (the
+    reader's TEACH_AGAIN warning); `turn`: the picture reads better turned so
+    (better_turn)."""
+    from vision.reading import TEACH_AGAIN, count_of_dice, too_blurred, too_small
 
     dice = [d for d in reading.dice if inside((d.x, d.y), throw_area)]
     outside = len(reading.dice) - len(dice)
@@ -257,6 +259,7 @@ def check_reading(reading: Any, throw_area: Sequence[Point] = (),
     blurred = too_blurred(frame, dice) if frame is not None else None
     if blurred:
         problems.append(blurred)
+    problems.extend(w for w in reading.warnings if w.endswith(TEACH_AGAIN))
     if turn is not None:
         problems.append(f"the dice read better with the picture turned {turn}° (the camera "
                         f"looks from the picture's side): set the turn to {turn}°")

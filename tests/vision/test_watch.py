@@ -218,6 +218,24 @@ def test_a_new_turn_throws_all_five_and_missing_or_flagged_dice_are_problems() -
     assert len(rec.new[2].problems) == 1 and rec.new[2].problems[0].endswith("is tilted")
 
 
+def test_a_taught_set_unlike_its_photos_is_a_problem_of_the_throw_not_of_its_dice() -> None:
+    unlike = ("none of the 5 dice looks like those dice set 'farm' was taught from (other "
+              "light or camera?): if the table asks about most dice, teach the set again here")
+    script = [DemoStep("throw", seconds=2.5), DemoStep("throw", keep=(0, 2), seconds=2.5)]
+    camera, reader, rec, watcher = demo_watcher(script)
+    plain = reader.read
+
+    def read(frame_bgr: np.ndarray) -> Reading:
+        reading = plain(frame_bgr)
+        return Reading(reading.dice, ("5 of 5 dice need a look (unreadable)", unlike))
+
+    reader.read = read  # type: ignore[method-assign]
+    run_until(watcher, lambda: len(rec.new) == 2 or camera.clock() >= 12.0)
+    first, second = rec.new
+    assert first.problems == second.problems == [unlike]  # the reader's other words: its own
+    assert second.held is not None and len(second.held) == 2  # the dice still tell held ones
+
+
 def test_the_preview_shows_the_last_read_and_repeats_the_same_bytes() -> None:
     camera, _, rec, watcher = demo_watcher([DemoStep("throw", seconds=30.0)])
     run_until(watcher, lambda: len(rec.throws) == 1 and camera.clock() >= 4.0)
