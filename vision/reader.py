@@ -623,9 +623,9 @@ class Reader:
             warnings.append(f"{len(flagged)} of {len(dice)} dice need a look ({', '.join(kinds)})")
         if not isinstance(self.dice_set, str) and len(dice) >= UNFAMILIAR_DICE \
                 and not recognised:
-            warnings.append(f"none of the {len(dice)} dice looks like those dice set "
-                            f"{self.dice_set.name!r} was taught from (other light or "
-                            f"camera?): if the table asks about most dice, {TEACH_AGAIN}")
+            warnings.append(f"none of the {len(dice)} dice looks like the teaching photos "
+                            f"of dice set {self.dice_set.name!r} (other light or camera?): "
+                            f"if the table asks about most dice, {TEACH_AGAIN}")
         return warnings
 
 

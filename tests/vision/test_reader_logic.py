@@ -804,7 +804,7 @@ def test_a_frame_whose_dice_all_look_unlike_the_teaching_photos_is_warned_about(
     reading = reader.read(frame)
     assert [d.value for d in reading.dice] == ["frog", "pig", "frog"]
     assert [w for w in reading.warnings if "looks like" in w] == (
-        ["none of the 3 dice looks like those dice set 'farm' was taught from (other light "
+        ["none of the 3 dice looks like the teaching photos of dice set 'farm' (other light "
          "or camera?): if the table asks about most dice, teach the set again here"]
         if warned else [])
 

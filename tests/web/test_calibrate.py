@@ -150,7 +150,7 @@ def test_check_reading() -> None:
     area = ((0.0, 0.0), (320.0, 0.0), (320.0, 300.0), (0.0, 300.0))
     result = check_reading(five, area)
     assert not result.ok and "1 outside the throw area" in result.message
-    unlike = ("none of the 5 dice looks like those dice set 'farm' was taught from (other "
+    unlike = ("none of the 5 dice looks like the teaching photos of dice set 'farm' (other "
               "light or camera?): if the table asks about most dice, teach the set again here")
     result = check_reading(Reading(five.dice, ("found 5 dice, expected 6", unlike)))
     # a taught set's dice in other light: the check says so; the count it checks itself
