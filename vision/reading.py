@@ -28,8 +28,8 @@ FLAGS: tuple[str, ...] = ("tilted", "stacked", "cut", "unreadable")
 TRUST_CONFIDENCE = 0.9
 
 #: How a reading's warning ends where a taught set recognises none of a frame's dice as its
-#: own (vision.reader.Reader._warnings): a check throw at the table reports it as a
-#: problem (web/calibrate.py).
+#: own (vision.reader.Reader._warnings): the table and a check throw report it as a
+#: problem (`teach_again`).
 TEACH_AGAIN = "teach the set again here"
 
 DieValue = int | str  # 1..6 for pip dice, an animal name for Kniffel Kids dice
@@ -164,6 +164,12 @@ class SceneLabel:
         )
         return cls(image=str(obj["image"]), width=int(obj["width"]),
                    height=int(obj["height"]), dice=dice)
+
+
+def teach_again(warnings: Sequence[str]) -> list[str]:
+    """The warnings of a reading that say its taught set's dice look unlike the set's
+    teaching photos (TEACH_AGAIN)."""
+    return [w for w in warnings if w.endswith(TEACH_AGAIN)]
 
 
 def count_of_dice(n: int) -> str:

@@ -30,12 +30,12 @@ import cv2
 import numpy as np
 
 from vision.reading import (
-    TEACH_AGAIN,
     DiceReader,
     DieReading,
     DieValue,
     Reading,
     count_of_dice,
+    teach_again,
 )
 from vision.settle import MOVING, NUDGED, QUIET, SETTLED, SettleDetector, SettleEvent
 
@@ -61,7 +61,7 @@ class ObservedThrow:
     observed throw of the turn ([] on the first throw; None: unknown). update: a re-read of
     the same throw (a die was nudged): replace it, don't add one. problems: why the table
     should ask instead of trusting it ("4 dice seen, 5 expected", "die 3 is tilted"; a
-    taught set's dice unlike its teaching photos: the reader's TEACH_AGAIN warning)."""
+    taught set's dice unlike its teaching photos: vision.reading.teach_again)."""
 
     values: list[DieValue | None]
     held: list[int] | None
@@ -519,7 +519,7 @@ class TableWatcher:
         ordered = tuple(d if d is not None else placeholder() for d in slots)
         # A taught set whose dice all look unlike its photos: the table says why it asks
         # (not a problem of the dice's places, so the next throw's held dice still count).
-        problems += [w for w in reading.warnings if w.endswith(TEACH_AGAIN)]
+        problems += teach_again(reading.warnings)
         return ObservedThrow([d.value for d in ordered], held,
                              Reading(ordered, reading.warnings), encode_jpeg(frame, 85),
                              update, problems)

@@ -236,10 +236,9 @@ def check_reading(reading: Any, throw_area: Sequence[Point] = (),
                   turn: int | None = None) -> CheckResult:
     """Whether a Reading of a test throw is good: exactly `expected` dice in the throw area,
     none flagged, large enough in the picture to read well, given the `frame` it was read
-    from, sharp enough, and a taught set's dice not all unlike its teaching photos (the
-    reader's TEACH_AGAIN warning); `turn`: the picture reads better turned so
-    (better_turn)."""
-    from vision.reading import TEACH_AGAIN, count_of_dice, too_blurred, too_small
+    from, sharp enough, and a taught set's dice not all unlike its teaching photos
+    (teach_again); `turn`: the picture reads better turned so (better_turn)."""
+    from vision.reading import count_of_dice, teach_again, too_blurred, too_small
 
     dice = [d for d in reading.dice if inside((d.x, d.y), throw_area)]
     outside = len(reading.dice) - len(dice)
@@ -259,7 +258,7 @@ def check_reading(reading: Any, throw_area: Sequence[Point] = (),
     blurred = too_blurred(frame, dice) if frame is not None else None
     if blurred:
         problems.append(blurred)
-    problems.extend(w for w in reading.warnings if w.endswith(TEACH_AGAIN))
+    problems.extend(teach_again(reading.warnings))
     if turn is not None:
         problems.append(f"the dice read better with the picture turned {turn}° (the camera "
                         f"looks from the picture's side): set the turn to {turn}°")
@@ -289,8 +288,14 @@ class Taught:
     counts: dict[object, int]
     doubts: list[str]
 
+    def report(self, name: str) -> str:
+        """What `kniffel teach` and `kniffel calibrate --teach` print."""
+        found = ", ".join(f"{v}: {n}" for v, n in self.counts.items())
+        return "\n".join([f"taught dice set {name!r} ({found} dice) -> {self.path}",
+                          *(f"warning: {doubt}" for doubt in self.doubts)])
 
-def teach_set(name: str, photos: Mapping[object, Sequence[Any]], reader: Any = None,
+
+def teach_set(name: str, photos: Mapping[Any, Sequence[Any]], reader: Any = None,
               folder: Path | None = None, turn: int = 0) -> Taught:
     """Teach dice set `name` from frames per value (vision.teach) and save it in the state
     directory `folder` (default: state_dir()); without a `reader`, the shipped models read
@@ -303,7 +308,7 @@ def teach_set(name: str, photos: Mapping[object, Sequence[Any]], reader: Any = N
             from vision.reader import Reader
 
             reader = Reader.default(turn=turn)
-        dice_set, counts = teach(reader, name, photos)  # type: ignore[arg-type]
+        dice_set, counts = teach(reader, name, photos)
         return Taught(dice_set.save(folder or state_dir()), {k: n for k, n in counts.items()},
                       teaching_doubts(dice_set))
     except (DiceSetError, ModelMissingError) as exc:
@@ -480,11 +485,7 @@ def _teach(items: Sequence[str], config: Config, source: Any) -> Config:
                     "Enter ")
             frame = capture(source, SETTLE_FRAMES)
         photos.setdefault(face, []).append(frame)
-    taught = teach_set(name, photos, turn=config.camera.quarters)
-    found = ", ".join(f"{v}: {n}" for v, n in taught.counts.items())
-    print(f"taught dice set {name!r} ({found} dice) -> {taught.path}")
-    for doubt in taught.doubts:
-        print(f"warning: {doubt}")
+    print(teach_set(name, photos, turn=config.camera.quarters).report(name))
     return with_changes(config, table={"dice_set": name})
 
 

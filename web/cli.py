@@ -117,11 +117,9 @@ def write_image(path: Path, image: np.ndarray) -> str | None:
 
 
 def cmd_teach(args: argparse.Namespace) -> int:
-    from vision.models import ModelMissingError
     from vision.photo import read_photo
-    from vision.reader import Reader
-    from vision.teach import DiceSetError, parse_value, teach, teaching_doubts
-    from web.config import state_dir
+    from vision.teach import DiceSetError, parse_value
+    from web.calibrate import CalibrationError, teach_set
 
     photos: dict[DieValue, list[np.ndarray]] = {}
     for item in args.photos:
@@ -137,15 +135,10 @@ def cmd_teach(args: argparse.Namespace) -> int:
         except ValueError as exc:
             raise UserError(f"{path}: {exc}") from None
     try:
-        reader = Reader.default()
-        dice_set, counts = teach(reader, args.dice_set, photos)
-        path = dice_set.save(state_dir())
-    except (DiceSetError, ModelMissingError) as exc:
+        taught = teach_set(args.dice_set, photos)
+    except CalibrationError as exc:  # a set that cannot be taught, missing models
         raise UserError(str(exc)) from None
-    found = ", ".join(f"{v}: {n}" for v, n in counts.items())
-    print(f"taught dice set {args.dice_set!r} ({found} dice) -> {path}")
-    for doubt in teaching_doubts(dice_set):
-        print(f"warning: {doubt}")
+    print(taught.report(args.dice_set))
     return 0
 
 
