@@ -284,6 +284,66 @@ def teaching_scenes(seed: int, scenes: int = 100, same_table: bool = False,
     return photos, tests
 
 
+#: A set taught at two tables (`two_table_scenes`) is read on each and elsewhere: scenes of
+#: each.
+TWO_TABLE_TESTS = (("first table", 50), ("second table", 50), ("other tables", 100))
+
+
+def two_table_scenes(seed: int, kind: str = "animals"
+                     ) -> tuple[list[dict[object, Any]], dict[str, list[Any]]]:
+    """The scenes of an unseen dice set (as `teaching_scenes`) taught at two tables: six
+    photos on a first table and six on a second, each under its own camera, table and light
+    (taught at home, then again at a club with `kniffel teach --add`), and further scenes of
+    its dice on the first table, on the second and on other tables (TWO_TABLE_TESTS)."""
+    from vision.synth import random_animal_style, random_pip_style, random_scene
+    from vision.synth.model import ART_SETS
+
+    rng = np.random.default_rng(seed)
+    style = random_pip_style(rng) if kind == "pips" else random_animal_style(rng, art="farm")
+    faces = range(1, 7) if kind == "pips" else ART_SETS["farm"]
+    plain = {"n_dice": 5, "hand": False, "cup": False, "tilted": False, "stacked": False,
+             "cut": False}
+
+    def table_of() -> dict[str, Any]:
+        first = random_scene(rng, kind, art="farm", **plain)
+        return {"camera": first.camera, "table": first.table, "lighting": first.lighting,
+                "photo": first.photo, "die_mm": first.dice[0].size_mm, "tray": False}
+
+    def with_style(scene: Any, value: object = None) -> Any:
+        dice = tuple(dataclasses.replace(d, style=style, value=d.value if value is None
+                                         else value) for d in scene.dice)
+        return dataclasses.replace(scene, dice=dice)
+
+    tables = [table_of(), table_of()]
+    photos = [{face: with_style(random_scene(rng, kind, art="farm", **{**plain, **table}),
+                                face) for face in faces} for table in tables]
+    tests = {where: [with_style(random_scene(rng, kind, art="farm", **on))
+                     for _ in range(count)]
+             for (where, count), on in zip(TWO_TABLE_TESTS, (*tables, {}), strict=True)}
+    return photos, tests
+
+
+def taught_at_two_tables(reader: Reader, seed: int, kind: str) -> dict[str, EvalResult]:
+    """`two_table_scenes` read with the set taught at the first table alone and with the
+    same set added to at the second (DiceSet.adding)."""
+    from vision.synth import render
+
+    photos, tests = two_table_scenes(seed, kind)
+    first, second = (teach(reader, f"{kind}-{seed}", {face: [render(scene)[0]]
+                                                      for face, scene in faces.items()})[0]
+                     for faces in photos)
+    samples = {where: [render(scene) for scene in scenes] for where, scenes in tests.items()}
+    results = {}
+    for taught, how in ((first, "first table's photos only"),
+                        (first.adding(second), "added to on the second")):
+        for where, frames in samples.items():
+            if how.startswith("first") and where == "first table":
+                continue  # the one-table rows above read a set on its teaching table
+            results[f"{how}, on the {where}"] = evaluate_by(
+                reader.reading(taught), frames, lambda _label: "all")["all"]
+    return results
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--no-baseline", action="store_true")
@@ -361,6 +421,14 @@ def main() -> int:
                         taught_results[f"taught | {name} {part}"] = parts[part]
             print(f"\n{heading}:")
             print(format_table(taught_results, legend=False))
+        for title, kind, named_seeds in unseen:
+            two: dict[str, EvalResult] = {}
+            for name, seed in named_seeds:
+                for row, result in taught_at_two_tables(base, seed, kind).items():
+                    two[f"taught | {title} set {name}, {row}"] = result
+            print(f"\nunseen {title} sets taught on a first table, then added to on a second "
+                  f"(kniffel teach --add):")
+            print(format_table(two, legend=False))
     return 0
 
 

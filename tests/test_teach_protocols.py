@@ -1,5 +1,5 @@
 """`make eval`'s taught sets (models/evaluate.py): where the teaching photos and the further
-scenes are taken, in each of its three protocols."""
+scenes are taken, in each of its protocols."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "models"))
 
-from evaluate import teaching_scenes  # noqa: E402
+from evaluate import TWO_TABLE_TESTS, teaching_scenes, two_table_scenes  # noqa: E402
 
 from vision.synth.model import ART_SETS  # noqa: E402
 
@@ -47,3 +47,19 @@ def test_every_die_is_of_the_one_set_and_a_photo_shows_its_face() -> None:
     for face, scene in photos.items():
         assert {d.value for d in scene.dice} == {face}
         assert all(d.tilt_deg == 0 and d.z_mm == 0 for d in scene.dice)  # lying flat
+
+
+def test_taught_at_two_tables_read_on_each_and_elsewhere() -> None:
+    photos, tests = two_table_scenes(700005, kind="pips")
+    first, second = ({where(s) for s in faces.values()} for faces in photos)
+    assert len(first) == len(second) == 1 and first != second
+    assert [(name, len(scenes)) for name, scenes in tests.items()] == list(TWO_TABLE_TESTS)
+    assert {where(s) for s in tests["first table"]} == first
+    assert {where(s) for s in tests["second table"]} == second
+    elsewhere = {where(s) for s in tests["other tables"]}
+    assert len(elsewhere) == 100 and not elsewhere & (first | second)
+    styles = {repr(d.style) for s in [*photos[0].values(), *photos[1].values(),
+                                      *tests["other tables"]] for d in s.dice}
+    assert len(styles) == 1
+    assert all({d.value for d in scene.dice} == {face}
+               for faces in photos for face, scene in faces.items())

@@ -30,7 +30,7 @@ TRUST_CONFIDENCE = 0.9
 #: How a reading's warning ends where a taught set recognises none of a frame's dice as its
 #: own (vision.reader.Reader._warnings): the table and a check throw report it as a
 #: problem (`teach_again`).
-TEACH_AGAIN = "teach the set again here"
+TEACH_AGAIN = "teach the set here too, adding to what it knows"
 
 DieValue = int | str  # 1..6 for pip dice, an animal name for Kniffel Kids dice
 

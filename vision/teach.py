@@ -211,6 +211,26 @@ class DiceSet:
         return [(value, face) for value, face in zip(self.patch_values, nearest, strict=True)
                 if face != value and self.patch_values.count(value) > 1]
 
+    def adding(self, addition: DiceSet) -> DiceSet:
+        """This set taught further with `addition`, the same dice photographed elsewhere
+        (other light, camera or table): both teachings are kept, so the set reads its dice
+        where either was taught. `addition` shows every face of this set (it may add
+        faces): a few faces learnt in new light pull dice of the other faces to them
+        (models/README.md, "A set taught in a second place"). Both are embedded alike."""
+        missing = [face for face in self.faces if face not in addition.faces]
+        if missing:
+            raise DiceSetError(f"to add to dice set {self.name!r}, give a photo of every "
+                               f"face it has (missing: {', '.join(map(str, missing))})")
+        check_one_kind(self.faces + addition.faces)
+        if self.embedder != addition.embedder:
+            raise DiceSetError(f"dice set {self.name!r} and its addition are embedded "
+                               "differently; embed both with one embedder")
+        return replace(self, patch_values=self.patch_values + addition.patch_values,
+                       patches=np.concatenate([self.patches, addition.patches]),
+                       counted=self.counted and addition.counted,
+                       labels=self.labels + addition.labels,
+                       embeddings=np.concatenate([self.embeddings, addition.embeddings]))
+
     def save(self, state_dir: Path) -> Path:
         folder = state_dir / "dice-sets"
         folder.mkdir(parents=True, exist_ok=True)
@@ -272,6 +292,20 @@ def load_dice_set(state_dir: Path, name: str) -> DiceSet:
         if isinstance(exc, DiceSetError):
             raise
         raise DiceSetError(f"dice set {name!r} is damaged ({exc}); teach it again") from None
+
+
+def taught_sets(state_dir: Path) -> dict[str, list[DieValue]]:
+    """The dice sets taught in `state_dir`, each with its faces (a damaged file is left
+    out: loading it says why)."""
+    sets: dict[str, list[DieValue]] = {}
+    for path in sorted((state_dir / "dice-sets").glob("*.npz")):
+        try:
+            with np.load(path) as data:
+                values = json.loads(str(data["patch_values"]))
+        except (OSError, ValueError, KeyError):
+            continue
+        sets[path.stem] = list(dict.fromkeys(values))
+    return sets
 
 
 def parse_value(text: str) -> DieValue:

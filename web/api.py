@@ -436,7 +436,8 @@ def make_blueprint() -> Blueprint:
     @needs_phone
     def calibrate_teach() -> Any:
         body = body_object()
-        taught = calibration().teach(g.actor.id, body.get("name"), body.get("faces"))
+        taught = calibration().teach(g.actor.id, body.get("name"), body.get("faces"),
+                                     body.get("add", False))
         return {**calibration_state(), "taught": taught}
 
     @api.get("/stats")

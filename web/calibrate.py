@@ -281,36 +281,51 @@ def make_reader(config: Config, expected: int | None = EXPECTED_DICE) -> Any:
 
 @dataclass(frozen=True)
 class Taught:
-    """A dice set taught and saved: where, how many dice of each face, and what the user
-    should know of its photos (vision.teach.teaching_doubts)."""
+    """A dice set taught and saved: where, how many dice of each face this teaching added,
+    how many the set had before (0: a new set, or one taught again from scratch), and what
+    the user should know of its photos (vision.teach.teaching_doubts)."""
 
     path: Path
     counts: dict[object, int]
     doubts: list[str]
+    before: int = 0
 
     def report(self, name: str) -> str:
         """What `kniffel teach` and `kniffel calibrate --teach` print."""
         found = ", ".join(f"{v}: {n}" for v, n in self.counts.items())
-        return "\n".join([f"taught dice set {name!r} ({found} dice) -> {self.path}",
+        total = self.before + sum(self.counts.values())
+        done = (f"added to dice set {name!r} ({found} dice; {total} in all)" if self.before
+                else f"taught dice set {name!r} ({found} dice)")
+        return "\n".join([f"{done} -> {self.path}",
                           *(f"warning: {doubt}" for doubt in self.doubts)])
 
 
 def teach_set(name: str, photos: Mapping[Any, Sequence[Any]], reader: Any = None,
-              folder: Path | None = None, turn: int = 0) -> Taught:
+              folder: Path | None = None, turn: int = 0, add: bool = False) -> Taught:
     """Teach dice set `name` from frames per value (vision.teach) and save it in the state
     directory `folder` (default: state_dir()); without a `reader`, the shipped models read
-    the frames turned `turn` quarters (camera.turn)."""
+    the frames turned `turn` quarters (camera.turn). With `add`, the set taught before under
+    that name keeps what it knows and learns these photos too (DiceSet.adding: the same
+    dice in another place); else a set of that name is replaced."""
     from vision.models import ModelMissingError
-    from vision.teach import DiceSetError, teach, teaching_doubts
+    from vision.teach import DiceSetError, load_dice_set, teach, teaching_doubts
 
+    folder = folder or state_dir()
     try:
+        earlier = load_dice_set(folder, name) if add else None
         if reader is None:
             from vision.reader import Reader
 
             reader = Reader.default(turn=turn)
-        dice_set, counts = teach(reader, name, photos)
-        return Taught(dice_set.save(folder or state_dir()), {k: n for k, n in counts.items()},
-                      teaching_doubts(dice_set))
+        taught, counts = teach(reader, name, photos)
+        found: dict[object, int] = {value: n for value, n in counts.items()}
+        doubts = teaching_doubts(taught)  # of these photos: the ones the user can take again
+        if earlier is None:
+            return Taught(taught.save(folder), found, doubts)
+        if earlier.embedder != taught.embedder:  # taught by an older embedder
+            earlier = earlier.embedded_with(reader.embedder)
+        both = earlier.adding(taught)
+        return Taught(both.save(folder), found, doubts, len(earlier.patch_values))
     except (DiceSetError, ModelMissingError) as exc:
         raise CalibrationError(str(exc)) from None
 
@@ -349,6 +364,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--teach", nargs="+", metavar=("NAME", "VALUE[=PHOTO]"),
                         help="teach a dice set: NAME, then per face VALUE=PHOTO, or VALUE "
                              "alone to take the picture with the camera (guided)")
+    parser.add_argument("--add", action="store_true",
+                        help="with --teach: add to the set taught before under NAME (the same "
+                             "dice here, in this light) instead of replacing it")
 
 
 def run(args: argparse.Namespace) -> int:
@@ -376,6 +394,8 @@ def _run(args: argparse.Namespace) -> int:
         return 1
     if args.lock and args.unlock:
         raise CalibrationError("--lock and --unlock together: choose one")
+    if args.add and not args.teach:
+        raise CalibrationError("--add adds to a dice set being taught: use it with --teach")
 
     new = config
     table: dict[str, Any] = {}
@@ -394,7 +414,7 @@ def _run(args: argparse.Namespace) -> int:
     if wants_camera:
         new, ok = _with_camera(args, new)
     elif args.teach:
-        new = _teach(args.teach, new, None)
+        new = _teach(args.teach, new, None, args.add)
 
     if new != config:
         try:
@@ -452,13 +472,13 @@ def _with_camera(args: argparse.Namespace, config: Config) -> tuple[Config, bool
             print(f"check: {'OK' if result.ok else 'NOT OK'}, {result.message}")
             ok = result.ok
         if args.teach:
-            config = _teach(args.teach, config, source)
+            config = _teach(args.teach, config, source, args.add)
     finally:
         close_source(source)
     return config, ok
 
 
-def _teach(items: Sequence[str], config: Config, source: Any) -> Config:
+def _teach(items: Sequence[str], config: Config, source: Any, add: bool = False) -> Config:
     from vision.teach import check_name, parse_value
 
     name, *faces = items
@@ -485,7 +505,7 @@ def _teach(items: Sequence[str], config: Config, source: Any) -> Config:
                     "Enter ")
             frame = capture(source, SETTLE_FRAMES)
         photos.setdefault(face, []).append(frame)
-    print(teach_set(name, photos, turn=config.camera.quarters).report(name))
+    print(teach_set(name, photos, turn=config.camera.quarters, add=add).report(name))
     return with_changes(config, table={"dice_set": name})
 
 

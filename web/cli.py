@@ -135,7 +135,7 @@ def cmd_teach(args: argparse.Namespace) -> int:
         except ValueError as exc:
             raise UserError(f"{path}: {exc}") from None
     try:
-        taught = teach_set(args.dice_set, photos)
+        taught = teach_set(args.dice_set, photos, add=args.add)
     except CalibrationError as exc:  # a set that cannot be taught, missing models
         raise UserError(str(exc)) from None
     print(taught.report(args.dice_set))
@@ -170,6 +170,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--dice-set", required=True, metavar="NAME", help="name of the set")
     p.add_argument("photos", nargs="+", metavar="VALUE=PHOTO",
                    help="a photo in which every die shows VALUE (e.g. duck=duck.jpg)")
+    p.add_argument("--add", action="store_true",
+                   help="add to the set taught before under NAME (the same dice in another "
+                        "light or place; a photo for every face) instead of replacing it")
     p.set_defaults(func=cmd_teach)
 
     # The table service and calibration live in their own modules; each adds its arguments

@@ -110,6 +110,8 @@ class LiveCalibration:
     # ---- what the page shows -----------------------------------------------------------
 
     def describe(self) -> dict[str, Any]:
+        from vision.teach import taught_sets
+
         cam, table = self.config.camera, self.config.table
         watcher = self._running()
         return {
@@ -125,6 +127,7 @@ class LiveCalibration:
             "turn": cam.turn,
             "dice_set": table.dice_set,
             "faces": {"pips": list(PIPS), "animals": list(ANIMALS)},
+            "taught_sets": taught_sets(self.folder),
             "config": str(self.path),
         }
 
@@ -227,10 +230,15 @@ class LiveCalibration:
         return {"face": face, "dice": seen, "captured": captured,
                 "picture": picture(frame, reading)}
 
-    def teach(self, phone: str, name: object, faces: object) -> dict[str, Any]:
+    def teach(self, phone: str, name: object, faces: object, add: object = False
+              ) -> dict[str, Any]:
         """Teach the set from this phone's pictures, save it, make it the table's dice set
-        and read with it from the next throw on."""
+        and read with it from the next throw on. With `add`, the set taught before under
+        that name learns these pictures too (the same dice in this light: DiceSet.adding);
+        else a set of that name is replaced."""
         name, chosen = set_name(name), face_list(faces)
+        if not isinstance(add, bool):
+            raise BadRequest("add must be true or false")
         self.begin()
         with self._lock:
             draft = self._draft if self._draft and self._draft[:2] == (phone, name) else None
@@ -242,7 +250,7 @@ class LiveCalibration:
             photos = {f: [frames[f]] for f in chosen}
         watcher = self._watcher()
         try:
-            taught = teach_set(name, photos, watcher.reader, self.folder)
+            taught = teach_set(name, photos, watcher.reader, self.folder, add=add)
             reader = self.make_reader(with_changes(self.config, table={"dice_set": name}))
         except Exception as exc:  # DiceSetError, missing models, a set that will not load
             raise CannotCalibrate(f"cannot teach {name!r}: {one_line(exc)}") from None
@@ -251,7 +259,8 @@ class LiveCalibration:
             if self._draft is draft:
                 self._draft = None
         return {"name": name, "dice": [{"face": f, "count": taught.counts.get(f, 0)}
-                                       for f in chosen], "warnings": taught.doubts}
+                                       for f in chosen], "before": taught.before,
+                "warnings": taught.doubts}
 
     # ---- helpers -----------------------------------------------------------------------
 

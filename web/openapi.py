@@ -285,12 +285,17 @@ def spec() -> dict[str, Any]:
             {"required": ["name", "faces"], "properties": {
                 "name": {"type": "string"},
                 "faces": {"type": "array", "items": FACE, "minItems": 2, "uniqueItems": True,
-                          "description": "all pips or all animals"}}},
+                          "description": "all pips or all animals"},
+                "add": {"type": "boolean", "default": False, "description":
+                        "add to the set taught before under this name (the same dice in "
+                        "this light; every face it has) instead of replacing it"}}},
             {"allOf": [_ref("Calibration"), {"type": "object", "properties": {
                 "taught": {"type": "object", "properties": {
                     "name": {"type": "string"},
                     "dice": {"type": "array", "items": {"type": "object", "properties": {
                         "face": FACE, "count": {"type": "integer"}}}},
+                    "before": {"type": "integer", "description":
+                               "dice the set had before (0: a new set)"},
                     "warnings": {"type": "array", "items": {"type": "string"},
                                  "description": "faces the pictures do not tell apart "
                                                 "well: take them again"}}}}}]}),
@@ -395,6 +400,9 @@ def spec() -> dict[str, Any]:
                                             "picture upright"},
                     "dice_set": {"type": "string"},
                     "faces": {"type": "object", "description": "pips and animals"},
+                    "taught_sets": {"type": "object", "description": "the dice sets taught "
+                                    "here, each with its faces", "additionalProperties": {
+                                        "type": "array", "items": FACE}},
                     "config": {"type": "string", "description": "the config.toml written"}}},
                 "Session": {"type": "object", "properties": {
                     "joined": {"type": "boolean"}, "phone": {"type": ["object", "null"]}}},

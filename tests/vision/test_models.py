@@ -217,6 +217,17 @@ def test_teach_a_dice_set_and_read_with_it(tmp_path: Path) -> None:
     assert unknown.returncode == 1
     assert unknown.stderr.strip() == "kniffel read: no dice set 'zoo' (taught: wood)"
 
+    # Taught again elsewhere with --add, the set keeps its dice beside the new ones.
+    before = len(load_dice_set(state, "wood").patch_values)
+    for face in range(1, 7):
+        cv2.imwrite(str(tmp_path / f"{face}.jpg"), photo(face)[0])
+    added = kniffel("teach", "--dice-set", "wood", "--add", *args, env=env)
+    assert added.returncode == 0, added.stderr
+    assert added.stdout.startswith("added to dice set 'wood' (1: ")
+    grown = load_dice_set(state, "wood")
+    assert len(grown.patch_values) > before and f"{len(grown.patch_values)} in all" \
+        in added.stdout
+
 
 def test_teaching_doubts_small_blurred_photos_and_a_photo_of_another_face(reader: Reader
                                                                           ) -> None:

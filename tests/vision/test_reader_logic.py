@@ -22,7 +22,7 @@ from vision.preprocess import (
     upright_angle,
 )
 from vision.reader import JudgeConfig, Reader
-from vision.reading import TRUST_CONFIDENCE
+from vision.reading import TRUST_CONFIDENCE, DieValue
 from vision.refiner import AGAIN, OnnxRefiner, moved
 from vision.teach import (
     CROPS_PER_DIE,
@@ -34,6 +34,7 @@ from vision.teach import (
     foreshortened,
     load_dice_set,
     parse_value,
+    taught_sets,
     teach,
     teaching_doubts,
 )
@@ -690,6 +691,8 @@ def test_taught_set_nearest_neighbour_and_storage(tmp_path: Path) -> None:
     (tmp_path / "dice-sets" / "broken.npz").write_bytes(b"not a zip")
     with pytest.raises(DiceSetError, match="damaged"):
         load_dice_set(tmp_path, "broken")
+    assert taught_sets(tmp_path) == {"zoo": list(colours)}  # the damaged one left out
+    assert taught_sets(tmp_path / "nowhere") == {}
     for bad in ("pips", "../x", ""):
         with pytest.raises(DiceSetError):
             check_name(bad)
@@ -735,6 +738,44 @@ def test_teaching_asks_whether_a_pip_photo_showed_its_face() -> None:
     zoo = DiceSet("zoo", ["duck", "duck", "lion", "lion"], pips(True).patches
                   ).embedded_with(ColourEmbedder())
     assert teaching_doubts(zoo) == []
+
+
+def test_a_set_taught_again_in_other_light_keeps_what_it_knew() -> None:
+    """Under a lamp the lion looks orange, nearer the duck taught by daylight than the
+    lion: taught there too (DiceSet.adding), the set reads its dice in both lights."""
+    embedder = ColourEmbedder()
+
+    def taught(colours: dict[DieValue, tuple[int, int, int]], counted: bool = False,
+               by: ColourEmbedder = embedder) -> DiceSet:
+        return DiceSet("zoo", list(colours), np.stack([patch(c) for c in colours.values()]),
+                       counted=counted).embedded_with(by)
+
+    day = taught({"duck": (0, 0, 200), "lion": (0, 200, 0)})
+    lamp = taught({"duck": (0, 40, 220), "lion": (0, 150, 200)})
+    seen = embedder.embed([patch(c) for c in ((0, 0, 200), (0, 200, 0), (0, 40, 220),
+                                              (0, 150, 200))])
+    assert day.values(seen)[0] == ["duck", "lion", "duck", "duck"]
+    both = day.adding(lamp)
+    assert both.values(seen)[0] == ["duck", "lion", "duck", "lion"]
+    assert both.name == "zoo" and both.patch_values == ["duck", "lion", "duck", "lion"]
+    assert len(both.labels) == len(both.embeddings) == 4 * CROPS_PER_DIE
+    assert np.array_equal(both.patches[:2], day.patches)
+    with_cat = day.adding(taught({"duck": (0, 0, 200), "lion": (0, 200, 0),
+                                  "cat": (200, 0, 0)}))
+    assert with_cat.faces == ["duck", "lion", "cat"]  # an addition may bring a face
+    # counted by the classifier only where every teaching was
+    assert taught({1: (0, 0, 200), 2: (0, 200, 0)}, counted=True).adding(
+        taught({1: (0, 0, 200), 2: (0, 200, 0)}, counted=False)).counted is False
+    assert taught({1: (0, 0, 200), 2: (0, 200, 0)}, counted=True).adding(
+        taught({1: (0, 0, 200), 2: (0, 200, 0)}, counted=True)).counted is True
+    with pytest.raises(DiceSetError, match=r"give a photo of every face it has "
+                                           r"\(missing: lion\)"):
+        day.adding(taught({"duck": (0, 0, 200), "cat": (200, 0, 0)}))
+    with pytest.raises(DiceSetError, match="pips .* or animals, not both"):
+        day.adding(taught({"duck": (0, 0, 200), "lion": (0, 200, 0), 3: (200, 0, 0)}))
+    with pytest.raises(DiceSetError, match="embedded differently"):
+        day.adding(taught({"duck": (0, 0, 200), "lion": (0, 200, 0)},
+                          by=ColourEmbedder("other")))
 
 
 def test_a_taught_die_is_also_stored_as_seen_from_a_steeper_camera() -> None:
@@ -805,7 +846,8 @@ def test_a_frame_whose_dice_all_look_unlike_the_teaching_photos_is_warned_about(
     assert [d.value for d in reading.dice] == ["frog", "pig", "frog"]
     assert [w for w in reading.warnings if "looks like" in w] == (
         ["none of the 3 dice looks like the teaching photos of dice set 'farm' (other light "
-         "or camera?): if the table asks about most dice, teach the set again here"]
+         "or camera?): if the table asks about most dice, teach the set here too, adding to "
+         "what it knows"]
         if warned else [])
 
 

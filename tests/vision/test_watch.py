@@ -220,7 +220,8 @@ def test_a_new_turn_throws_all_five_and_missing_or_flagged_dice_are_problems() -
 
 def test_a_taught_set_unlike_its_photos_is_a_problem_of_the_throw_not_of_its_dice() -> None:
     unlike = ("none of the 5 dice looks like the teaching photos of dice set 'farm' (other "
-              "light or camera?): if the table asks about most dice, teach the set again here")
+              "light or camera?): if the table asks about most dice, teach the set here too, "
+              "adding to what it knows")
     script = [DemoStep("throw", seconds=2.5), DemoStep("throw", keep=(0, 2), seconds=2.5)]
     camera, reader, rec, watcher = demo_watcher(script)
     plain = reader.read

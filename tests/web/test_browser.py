@@ -580,6 +580,14 @@ def test_teach_a_dice_set_from_a_phone_face_by_face(
     running = calibration_table
     errors: list[str] = []
     phone = open_calibrate(running, browsers, errors)
+
+    def capture_every_face() -> None:
+        for shade in (30, 60, 130, 160, 200, 240):
+            running.camera.lay(shade)
+            phone.locator("#t-capture").tap()
+            expect(phone.locator("#t-result")).to_contain_text("5 Würfel gesehen")
+            phone.locator("#t-next").tap()
+
     phone.locator("#c-teach").tap()
     phone.locator("#t-name").fill("holz")
     phone.locator("#t-start").tap()
@@ -608,13 +616,24 @@ def test_teach_a_dice_set_from_a_phone_face_by_face(
     phone.locator("#c-teach").tap()
     phone.locator("#t-name").fill("holz2")
     phone.locator("#t-start").tap()
-    for shade in (30, 60, 130, 160, 200, 240):
-        running.camera.lay(shade)
-        phone.locator("#t-capture").tap()
-        expect(phone.locator("#t-result")).to_contain_text("5 Würfel gesehen")
-        phone.locator("#t-next").tap()
+    capture_every_face()
     expect(phone.locator("#c-dice-set")).to_have_text("holz2", timeout=30_000)
     expect(phone.locator("#toast")).to_have_text(
         "Würfelsatz „holz2“ angelernt – der Tisch liest jetzt damit.")
     expect(phone.locator("#toast.warn")).to_have_count(0)
+
+    # A set taught before, taught again in another light: it adds to what it knew.
+    phone.locator("#c-teach").tap()
+    phone.locator("#t-name").fill("holz")
+    expect(phone.locator("#t-known")).to_contain_text(
+        "Diesen Würfelsatz kennt der Tisch schon (6 Seiten).")
+    expect(phone.locator("#t-kind")).to_be_hidden()
+    shot(phone, "34-phone-teach-add", full=True)
+    phone.locator("#t-start").tap()
+    capture_every_face()
+    expect(phone.locator("#toast")).to_have_text(
+        "Würfelsatz „holz“ hat dazugelernt – der Tisch liest jetzt damit.", timeout=30_000)
+    expect(phone.locator("#c-dice-set")).to_have_text("holz")
+    assert running.watcher.reader.dice_set.patch_values == [
+        face for _ in range(2) for face in range(1, 7) for _ in range(5)]
     assert not errors, errors

@@ -151,7 +151,8 @@ def test_check_reading() -> None:
     result = check_reading(five, area)
     assert not result.ok and "1 outside the throw area" in result.message
     unlike = ("none of the 5 dice looks like the teaching photos of dice set 'farm' (other "
-              "light or camera?): if the table asks about most dice, teach the set again here")
+              "light or camera?): if the table asks about most dice, teach the set here too, "
+              "adding to what it knows")
     result = check_reading(Reading(five.dice, ("found 5 dice, expected 6", unlike)))
     # a taught set's dice in other light: the check says so; the count it checks itself
     assert not result.ok and result.message == f"read 1 2 3 4 5: {unlike}"
@@ -344,11 +345,12 @@ def fake_teach(monkeypatch: pytest.MonkeyPatch) -> list[dict[object, list[np.nda
 
     def teach(reader: object, name: str, photos: dict[object, list[np.ndarray]]) -> Any:
         calls.append(photos)
-        patches = np.zeros((len(photos), teach_module.PATCH_PIXELS,
+        values = [v for v in photos for _ in range(5)]  # five dice in each photo
+        patches = np.zeros((len(values), teach_module.PATCH_PIXELS,
                             teach_module.PATCH_PIXELS, 3), np.uint8)
-        return (teach_module.DiceSet(name, list(photos), patches, embedder="stand-in",
-                                     labels=list(photos),
-                                     embeddings=np.eye(len(photos), 4, dtype=np.float32)),
+        return (teach_module.DiceSet(name, values, patches, embedder="stand-in",
+                                     labels=values,
+                                     embeddings=np.eye(len(values), 4, dtype=np.float32)),
                 {v: 5 for v in photos})
 
     monkeypatch.setattr(teach_module, "teach", teach)
@@ -372,6 +374,40 @@ def test_teach_from_photos(conf: Path, tmp_path: Path, fake_teach: list[Any],
         cli("--teach", "holz", f"duck={tmp_path / 'nope.png'}")
     with pytest.raises(UserError, match="dice set name"):
         cli("--teach", "auto", "1=x.png")
+
+
+def test_teach_a_set_more_in_another_place(conf: Path, tmp_path: Path, fake_teach: list[Any],
+                                           capsys: pytest.CaptureFixture[str]) -> None:
+    """`--add` keeps the set's earlier dice beside the new ones; without it a set of the
+    name is replaced. An addition shows every face of the set, else nothing changes."""
+    import cv2
+
+    from vision.teach import load_dice_set
+
+    photos = []
+    for name, shade in (("duck", 100), ("lion", 150), ("cat", 200)):
+        cv2.imwrite(str(tmp_path / f"{name}.png"), np.full((64, 64, 3), shade, np.uint8))
+        photos.append(f"{name}={tmp_path / name}.png")
+    assert cli("--teach", "holz", *photos[:2]) == 0
+    saved = tmp_path / "state" / "dice-sets" / "holz.npz"
+    before = saved.read_bytes()
+    with pytest.raises(UserError, match=r"^to add to dice set 'holz', give a photo of every "
+                                        r"face it has \(missing: lion\)$"):
+        cli("--teach", "holz", photos[0], photos[2], "--add")
+    assert saved.read_bytes() == before
+    with pytest.raises(UserError, match=r"^no dice set 'zoo' \(taught: holz\)$"):
+        cli("--teach", "zoo", *photos, "--add")
+    with pytest.raises(UserError, match="use it with --teach"):
+        cli("--add")
+    capsys.readouterr()
+    assert cli("--teach", "holz", *photos, "--add") == 0
+    assert "added to dice set 'holz' (duck: 5, lion: 5, cat: 5 dice; 25 in all)" \
+        in capsys.readouterr().out
+    assert load_dice_set(tmp_path / "state", "holz").patch_values == \
+        ["duck"] * 5 + ["lion"] * 5 + ["duck"] * 5 + ["lion"] * 5 + ["cat"] * 5
+    assert cli("--teach", "holz", *photos[:2]) == 0  # taught anew: the earlier dice go
+    assert load_dice_set(tmp_path / "state", "holz").patch_values == \
+        ["duck"] * 5 + ["lion"] * 5
 
 
 def test_teach_guided_from_the_camera(conf: Path, camera: list[FakeSource],

@@ -457,6 +457,7 @@ def test_a_taught_dice_set_is_saved_and_the_running_table_reads_with_it(
     # as: teaching asks whether every die showed its face (vision.teach.teaching_doubts).
     assert resp.json["taught"] == {
         "name": "holz", "dice": [{"face": 1, "count": 5}, {"face": 2, "count": 5}],
+        "before": 0,
         "warnings": ["the dice of a photo count as another face than the one given: did "
                      "every die show it? If they did, take that photo again, sharper and in "
                      "more light"]}
@@ -472,6 +473,44 @@ def test_a_taught_dice_set_is_saved_and_the_running_table_reads_with_it(
     wait_for(lambda: usb.throws() != [])
     assert usb.throws() == [{"dice": [2, 2, 2, 2, 2], "held": []}]
     assert not usb.camera.overlapped
+
+
+def test_a_taught_set_learns_more_in_another_place_and_keeps_what_it_knew(
+        usb: Running) -> None:
+    """Taught again with `add`, the set keeps its earlier dice beside the new ones
+    (DiceSet.adding); an addition must show every face the set has."""
+    from vision.teach import load_dice_set
+
+    phone = usb.phone()
+    post(phone, "/begin")
+
+    def capture(name: str, faces: dict[int, Any]) -> None:
+        for face, dice in faces.items():
+            usb.camera.lay(dice)
+            assert post(phone, "/teach/capture", {"name": name, "face": face}).status_code == 200
+
+    capture("holz", {1: DARK, 2: BRIGHT})
+    assert post(phone, "/teach", {"name": "holz", "faces": [1, 2]}).json["taught"]["before"] == 0
+    assert phone.client.get("/api/calibration").json["taught_sets"] == {"holz": [1, 2]}
+    first = load_dice_set(usb.table.folder, "holz")
+    capture("holz", {1: DARK, 3: 130})
+    refused(post(phone, "/teach", {"name": "holz", "faces": [1, 3], "add": True}), 422,
+            "cannot teach 'holz': to add to dice set 'holz', give a photo of every face it "
+            "has (missing: 2)")
+    refused(post(phone, "/teach", {"name": "holz", "faces": [1, 3], "add": "yes"}), 400,
+            "add must be true or false")
+    assert load_dice_set(usb.table.folder, "holz").patch_values == first.patch_values
+    capture("holz", {2: BRIGHT})
+    resp = post(phone, "/teach", {"name": "holz", "faces": [1, 2, 3], "add": True})
+    assert resp.status_code == 200, resp.json
+    assert resp.json["taught"]["before"] == 10
+    assert resp.json["taught"]["dice"] == [{"face": 1, "count": 5}, {"face": 2, "count": 5},
+                                           {"face": 3, "count": 5}]
+    both = load_dice_set(usb.table.folder, "holz")
+    assert both.patch_values == first.patch_values + [1] * 5 + [2] * 5 + [3] * 5
+    assert np.array_equal(both.patches[:10], first.patches)
+    assert resp.json["taught_sets"] == {"holz": [1, 2, 3]}
+    assert phone.client.get("/api/calibration").json["taught_sets"] == {"holz": [1, 2, 3]}
 
 
 def test_a_set_taught_with_an_older_embedder_is_embedded_again_and_kept(

@@ -594,31 +594,61 @@
     });
   }
 
-  /* Teaching a dice set: a name and pips or animals, then one picture per face. */
+  /* Teaching a dice set: a name and pips or animals, then one picture per face. A name
+     taught before offers to add these pictures to what the set knows (the same dice in
+     this light) or to start it again. */
   function teachName() {
     const t = (key, params) => k.esc(k.t(key, params));
+    const taught = (calib && calib.taught_sets) || {};
     let kind = "pips";
+    let add = true;
     openSheet(`<h3>🎲 ${t("calib_teach")}</h3><p class="hint">${t("teach_intro")}</p>
       <label class="field">${t("teach_name")}<input id="t-name" maxlength="40" autocapitalize="off" autocomplete="off"
         value="${k.esc(localStorage.getItem("kniffel-dice-set") || "")}"></label>
-      <div class="tabs"><button class="tab on" data-kind="pips">${t("teach_pips")}</button>
+      <div class="tabs" id="t-kind"><button class="tab on" data-kind="pips">${t("teach_pips")}</button>
         <button class="tab" data-kind="animals">${t("teach_animals")}</button></div>
+      <div id="t-known" hidden><p class="hint" id="t-known-say"></p>
+        <div class="tabs"><button class="tab on" data-add="1">${t("teach_add")}</button>
+          <button class="tab" data-add="">${t("teach_replace")}</button></div></div>
       <div class="row-buttons"><button class="primary" id="t-start">${t("teach_start")}</button>
         <button class="secondary" id="t-back">${t("back")}</button></div>`, (body) => {
-      body.querySelectorAll(".tab").forEach((b) => {
-        b.onclick = () => { kind = b.dataset.kind; body.querySelectorAll(".tab").forEach((x) => x.classList.toggle("on", x === b)); };
+      const input = body.querySelector("#t-name");
+      const known = () => taught[input.value.trim()];
+      const show = () => {
+        const faces = known();
+        body.querySelector("#t-known").hidden = !faces;
+        body.querySelector("#t-kind").hidden = !!(faces && add);
+        if (faces) {
+          body.querySelector("#t-known-say").textContent = k.t("teach_known", {n: faces.length});
+        }
+      };
+      body.querySelectorAll("#t-kind .tab").forEach((b) => {
+        b.onclick = () => { kind = b.dataset.kind; body.querySelectorAll("#t-kind .tab").forEach((x) => x.classList.toggle("on", x === b)); };
       });
+      body.querySelectorAll("#t-known .tab").forEach((b) => {
+        b.onclick = () => {
+          add = !!b.dataset.add;
+          body.querySelectorAll("#t-known .tab").forEach((x) => x.classList.toggle("on", x === b));
+          show();
+        };
+      });
+      input.oninput = show;
+      show();
       body.querySelector("#t-back").onclick = calibrateMain;
       body.querySelector("#t-start").onclick = () => {
-        const name = body.querySelector("#t-name").value.trim();
+        const name = input.value.trim();
         if (!name) { k.toast(k.t("teach_need_name"), "warn"); return; }
         localStorage.setItem("kniffel-dice-set", name);
-        teachFace(name, calib.faces[kind], 0, new Set());
+        const faces = known();
+        const adding = !!(faces && add);
+        // Adding teaches every face of the set's kind: the set's own and any it lacks.
+        const own = adding ? (typeof faces[0] === "string" ? "animals" : "pips") : kind;
+        teachFace(name, calib.faces[own], 0, new Set(), adding);
       };
     });
   }
 
-  function teachFace(name, faces, i, captured) {
+  function teachFace(name, faces, i, captured, add) {
     const t = (key, params) => k.esc(k.t(key, params));
     const face = faces[i];
     const last = i === faces.length - 1;
@@ -632,7 +662,7 @@
         <button class="secondary" id="t-prev">← ${t("back")}</button>
         <button class="${last ? "primary" : "secondary"}" id="t-next" ${captured.has(face) ? "" : "disabled"}>${t(last ? "teach_finish" : "teach_next")} →</button>
       </div>`, (body) => {
-      body.querySelector("#t-prev").onclick = () => (i ? teachFace(name, faces, i - 1, captured) : teachName());
+      body.querySelector("#t-prev").onclick = () => (i ? teachFace(name, faces, i - 1, captured, add) : teachName());
       body.querySelector("#t-capture").onclick = async (e) => {
         const button = e.currentTarget;
         const data = await calibStep(button, "POST", "/api/calibration/teach/capture", {name, face});
@@ -650,11 +680,11 @@
         next.className = "primary";
       };
       body.querySelector("#t-next").onclick = (e) => {
-        if (!last) { teachFace(name, faces, i + 1, captured); return; }
-        calibSave(e.currentTarget, "/api/calibration/teach", {name, faces}, (data) => {
+        if (!last) { teachFace(name, faces, i + 1, captured, add); return; }
+        calibSave(e.currentTarget, "/api/calibration/teach", {name, faces, add}, (data) => {
           const doubts = (data.taught && data.taught.warnings) || [];
           return doubts.length ? [k.t("teach_done_doubt", {name, why: doubts.join(" ")}), "warn"]
-            : [k.t("teach_done", {name})];
+            : [k.t(add ? "teach_added" : "teach_done", {name})];
         });
       };
     });
