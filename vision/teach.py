@@ -215,8 +215,10 @@ class DiceSet:
         """This set taught further with `addition`, the same dice photographed elsewhere
         (other light, camera or table): both teachings are kept, so the set reads its dice
         where either was taught. `addition` shows every face of this set (it may add
-        faces): a few faces learnt in new light pull dice of the other faces to them
-        (models/README.md, "A set taught in a second place"). Both are embedded alike."""
+        faces): a few faces learnt in new light pull dice of the other faces to them. And
+        teaching must not doubt its photos (teaching_doubts): added, doubted photos made
+        sets that read well elsewhere worse (models/README.md, "A set taught in a second
+        place"). Both sets are embedded alike."""
         missing = [face for face in self.faces if face not in addition.faces]
         if missing:
             raise DiceSetError(f"to add to dice set {self.name!r}, give a photo of every "
@@ -225,6 +227,10 @@ class DiceSet:
         if self.embedder != addition.embedder:
             raise DiceSetError(f"dice set {self.name!r} and its addition are embedded "
                                "differently; embed both with one embedder")
+        doubts = teaching_doubts(addition)
+        if doubts:
+            raise DiceSetError(f"these photos were not added to dice set {self.name!r}, "
+                               f"which is as it was: {' '.join(doubts)}")
         return replace(self, patch_values=self.patch_values + addition.patch_values,
                        patches=np.concatenate([self.patches, addition.patches]),
                        counted=self.counted and addition.counted,

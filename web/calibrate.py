@@ -319,13 +319,12 @@ def teach_set(name: str, photos: Mapping[Any, Sequence[Any]], reader: Any = None
             reader = Reader.default(turn=turn)
         taught, counts = teach(reader, name, photos)
         found: dict[object, int] = {value: n for value, n in counts.items()}
-        doubts = teaching_doubts(taught)  # of these photos: the ones the user can take again
         if earlier is None:
-            return Taught(taught.save(folder), found, doubts)
+            return Taught(taught.save(folder), found, teaching_doubts(taught))
         if earlier.embedder != taught.embedder:  # taught by an older embedder
             earlier = earlier.embedded_with(reader.embedder)
-        both = earlier.adding(taught)
-        return Taught(both.save(folder), found, doubts, len(earlier.patch_values))
+        both = earlier.adding(taught)  # refused where teaching doubts these photos
+        return Taught(both.save(folder), found, [], len(earlier.patch_values))
     except (DiceSetError, ModelMissingError) as exc:
         raise CalibrationError(str(exc)) from None
 

@@ -763,11 +763,15 @@ def test_a_set_taught_again_in_other_light_keeps_what_it_knew() -> None:
     with_cat = day.adding(taught({"duck": (0, 0, 200), "lion": (0, 200, 0),
                                   "cat": (200, 0, 0)}))
     assert with_cat.faces == ["duck", "lion", "cat"]  # an addition may bring a face
-    # counted by the classifier only where every teaching was
-    assert taught({1: (0, 0, 200), 2: (0, 200, 0)}, counted=True).adding(
-        taught({1: (0, 0, 200), 2: (0, 200, 0)}, counted=False)).counted is False
-    assert taught({1: (0, 0, 200), 2: (0, 200, 0)}, counted=True).adding(
-        taught({1: (0, 0, 200), 2: (0, 200, 0)}, counted=True)).counted is True
+    # A pip set is counted by the classifier only where every teaching was; photos whose
+    # dice it counts otherwise are doubted (teaching_doubts), so not added at all.
+    pips = {1: (0, 0, 200), 2: (0, 200, 0)}
+    assert taught(pips, counted=False).adding(taught(pips, counted=True)).counted is False
+    assert taught(pips, counted=True).adding(taught(pips, counted=True)).counted is True
+    with pytest.raises(DiceSetError, match=r"^these photos were not added to dice set 'zoo', "
+                                           r"which is as it was: the dice of a photo count as "
+                                           r"another face"):
+        taught(pips, counted=True).adding(taught(pips, counted=False))
     with pytest.raises(DiceSetError, match=r"give a photo of every face it has "
                                            r"\(missing: lion\)"):
         day.adding(taught({"duck": (0, 0, 200), "cat": (200, 0, 0)}))

@@ -345,12 +345,13 @@ def fake_teach(monkeypatch: pytest.MonkeyPatch) -> list[dict[object, list[np.nda
 
     def teach(reader: object, name: str, photos: dict[object, list[np.ndarray]]) -> Any:
         calls.append(photos)
-        values = [v for v in photos for _ in range(5)]  # five dice in each photo
+        values = [v for v in photos for _ in range(5)]  # five dice in each photo ...
         patches = np.zeros((len(values), teach_module.PATCH_PIXELS,
                             teach_module.PATCH_PIXELS, 3), np.uint8)
+        # ... embedded as the n-th face given: faces told apart, no teaching doubt
+        embeddings = np.eye(8, dtype=np.float32)[[list(photos).index(v) for v in values]]
         return (teach_module.DiceSet(name, values, patches, embedder="stand-in",
-                                     labels=values,
-                                     embeddings=np.eye(len(values), 4, dtype=np.float32)),
+                                     labels=values, embeddings=embeddings),
                 {v: 5 for v in photos})
 
     monkeypatch.setattr(teach_module, "teach", teach)
