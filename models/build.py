@@ -81,14 +81,16 @@ def main() -> int:
                     help="scenes of dice painted with the emoji pool for the embedder")
     ap.add_argument("--embedder-width", type=int, default=16)
     ap.add_argument("--only", choices=["detector", "body", "refiner", "classifier", "embedder",
-                                       "judge"],
-                    default=None, help="one step (detector: with its body head; after a "
-                    "network, run --only judge: the judge's doubt belongs to the networks)")
+                                       "whiten", "judge"],
+                    default=None, help="one step (detector: with its body head; embedder: "
+                    "with its whitening; after a network, run --only judge: the judge's "
+                    "doubt belongs to the networks)")
     args = ap.parse_args()
     start = time.time()
     judge = [sys.executable, str(MODELS / "fit_judge.py")]
-    if args.only == "judge":  # needs the validation scenes, not the training sets
-        subprocess.run(judge, check=True, cwd=ROOT)
+    whiten = [sys.executable, str(MODELS / "whiten_embedder.py")]
+    if args.only in ("judge", "whiten"):  # the validation scenes, not the training sets
+        subprocess.run(judge if args.only == "judge" else whiten, check=True, cwd=ROOT)
         return 0
     folders = [str(generate(*spec)) for spec in TRAIN_SETS]
     classifier_folders = folders + [str(generate(*spec)) for spec in MORE_CLASSIFIER_SETS
@@ -121,6 +123,8 @@ def main() -> int:
     if args.only:
         for step in ("detector", "body") if args.only == "detector" else (args.only,):
             subprocess.run(command(step, threads=2), check=True, cwd=ROOT)
+        if args.only == "embedder":
+            subprocess.run(whiten, check=True, cwd=ROOT)
     else:
         subprocess.run(command("detector", threads=2), check=True, cwd=ROOT)
         # The rest needs the detector at most, not each other: two lanes of one thread
@@ -137,6 +141,7 @@ def main() -> int:
             raise
         if classifier.wait():
             raise subprocess.CalledProcessError(classifier.returncode, classifier.args)
+        subprocess.run(whiten, check=True, cwd=ROOT)
         subprocess.run(judge, check=True, cwd=ROOT)
     print(f"make models: done in {(time.time() - start) / 60:.1f} min", flush=True)
     return 0
