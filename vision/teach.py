@@ -312,6 +312,8 @@ def taught_sets(state_dir: Path) -> dict[str, list[DieValue]]:
     out: loading it says why)."""
     sets: dict[str, list[DieValue]] = {}
     for path in sorted((state_dir / "dice-sets").glob("*.npz")):
+        if not NAME_PATTERN.match(path.stem):  # a save that never finished (DiceSet.save)
+            continue
         try:
             with np.load(path) as data:
                 values = json.loads(str(data["patch_values"]))

@@ -691,7 +691,8 @@ def test_taught_set_nearest_neighbour_and_storage(tmp_path: Path) -> None:
     (tmp_path / "dice-sets" / "broken.npz").write_bytes(b"not a zip")
     with pytest.raises(DiceSetError, match="damaged"):
         load_dice_set(tmp_path, "broken")
-    assert taught_sets(tmp_path) == {"zoo": list(colours)}  # the damaged one left out
+    (tmp_path / "dice-sets" / ".farm.tmp.npz").write_bytes(b"cut short")
+    assert taught_sets(tmp_path) == {"zoo": list(colours)}  # damaged or unfinished: left out
     assert taught_sets(tmp_path / "nowhere") == {}
     for bad in ("pips", "../x", ""):
         with pytest.raises(DiceSetError):
