@@ -7,7 +7,7 @@ import argparse
 import dataclasses
 import sys
 import zlib
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -245,42 +245,69 @@ def teach_synthetic(reader: Reader, seed: int, scenes: int = 100, same_table: bo
     return taught, test, lambda label: ranges[id(label)]
 
 
-def teaching_scenes(seed: int, scenes: int = 100, same_table: bool = False,
-                    kind: str = "animals", one_teaching_table: bool = False
-                    ) -> tuple[dict[object, Any], list[Any]]:
-    """The scenes of an unseen dice set — one "farm" style (art never used in training) or,
-    `kind` "pips", one pip style: six teaching photos (one per face, five dice showing it,
-    lying flat), and `scenes` further scenes of the same dice on other tables, in other
-    light, from other angles — or, `same_table`, under the camera, on the table and in the
-    light of the teaching photos (what a Pi over the table sees: the dice thrown again; a
-    hand, the cup, tilted and stacked dice still come). The six photos are taken each on
-    its own random table, in its own light and from its own angle — or,
-    `one_teaching_table` (implied by `same_table`), all six on one table, as a user
-    teaches at the table: read on other tables, that is a set taught at home and played
-    elsewhere."""
-    from vision.synth import random_animal_style, random_pip_style, random_scene
-    from vision.synth.model import ART_SETS
+#: A teaching photo's scene: five dice, nothing in the way, every die flat and whole.
+PLAIN = {"n_dice": 5, "hand": False, "cup": False, "tilted": False, "stacked": False,
+         "cut": False}
 
-    rng = np.random.default_rng(seed)
-    style = random_pip_style(rng) if kind == "pips" else random_animal_style(rng, art="farm")
-    faces = range(1, 7) if kind == "pips" else ART_SETS["farm"]
-    plain = {"n_dice": 5, "hand": False, "cup": False, "tilted": False, "stacked": False,
-             "cut": False}
-    table: dict[str, object] = {}
-    if same_table or one_teaching_table:
-        first = random_scene(rng, kind, art="farm", **plain)
-        table = {"camera": first.camera, "table": first.table, "lighting": first.lighting,
-                 "photo": first.photo, "die_mm": first.dice[0].size_mm, "tray": False}
 
-    def with_style(scene: Any, value: object = None) -> Any:
-        dice = tuple(dataclasses.replace(d, style=style, value=d.value if value is None
+@dataclasses.dataclass(frozen=True)
+class UnseenSet:
+    """One unseen dice set of `make eval`'s taught rows — one "farm" style (art never used
+    in training) or, `kind` "pips", one pip style — and the generator its scenes are drawn
+    from, in order."""
+
+    rng: np.random.Generator
+    kind: str
+    style: Any
+
+    @classmethod
+    def draw(cls, seed: int, kind: str) -> UnseenSet:
+        from vision.synth import random_animal_style, random_pip_style
+
+        rng = np.random.default_rng(seed)
+        return cls(rng, kind, random_pip_style(rng) if kind == "pips"
+                   else random_animal_style(rng, art="farm"))
+
+    @property
+    def faces(self) -> Sequence[object]:
+        from vision.synth.model import ART_SETS
+
+        return range(1, 7) if self.kind == "pips" else ART_SETS["farm"]
+
+    def table(self) -> dict[str, Any]:
+        """A table to take scenes on: the camera, surface, light and photo of a plain
+        scene, and its dice's size."""
+        first = self.scene(**PLAIN)
+        return {"camera": first.camera, "table": first.table, "lighting": first.lighting,
+                "photo": first.photo, "die_mm": first.dice[0].size_mm, "tray": False}
+
+    def scene(self, value: object = None, **on: Any) -> Any:
+        """A random scene (`on` fixes some of it) of this set's dice, all showing `value`
+        if one is given."""
+        from vision.synth import random_scene
+
+        scene = random_scene(self.rng, self.kind, art="farm", **on)
+        dice = tuple(dataclasses.replace(d, style=self.style, value=d.value if value is None
                                          else value) for d in scene.dice)
         return dataclasses.replace(scene, dice=dice)
 
-    photos = {face: with_style(random_scene(rng, kind, art="farm", **{**plain, **table}), face)
-              for face in faces}
-    tests = [with_style(random_scene(rng, kind, art="farm", **(table if same_table else {})))
-             for _ in range(scenes)]
+
+def teaching_scenes(seed: int, scenes: int = 100, same_table: bool = False,
+                    kind: str = "animals", one_teaching_table: bool = False
+                    ) -> tuple[dict[object, Any], list[Any]]:
+    """The scenes of an unseen dice set (UnseenSet): six teaching photos (one per face,
+    five dice showing it, lying flat), and `scenes` further scenes of the same dice on
+    other tables, in other light, from other angles — or, `same_table`, under the camera,
+    on the table and in the light of the teaching photos (what a Pi over the table sees:
+    the dice thrown again; a hand, the cup, tilted and stacked dice still come). The six
+    photos are taken each on its own random table, in its own light and from its own angle
+    — or, `one_teaching_table` (implied by `same_table`), all six on one table, as a user
+    teaches at the table: read on other tables, that is a set taught at home and played
+    elsewhere."""
+    dice = UnseenSet.draw(seed, kind)
+    table = dice.table() if same_table or one_teaching_table else {}
+    photos = {face: dice.scene(face, **PLAIN, **table) for face in dice.faces}
+    tests = [dice.scene(**(table if same_table else {})) for _ in range(scenes)]
     return photos, tests
 
 
@@ -291,34 +318,15 @@ TWO_TABLE_TESTS = (("first table", 50), ("second table", 50), ("other tables", 1
 
 def two_table_scenes(seed: int, kind: str = "animals"
                      ) -> tuple[list[dict[object, Any]], dict[str, list[Any]]]:
-    """The scenes of an unseen dice set (as `teaching_scenes`) taught at two tables: six
-    photos on a first table and six on a second, each under its own camera, table and light
-    (taught at home, then again at a club with `kniffel teach --add`), and further scenes of
-    its dice on the first table, on the second and on other tables (TWO_TABLE_TESTS)."""
-    from vision.synth import random_animal_style, random_pip_style, random_scene
-    from vision.synth.model import ART_SETS
-
-    rng = np.random.default_rng(seed)
-    style = random_pip_style(rng) if kind == "pips" else random_animal_style(rng, art="farm")
-    faces = range(1, 7) if kind == "pips" else ART_SETS["farm"]
-    plain = {"n_dice": 5, "hand": False, "cup": False, "tilted": False, "stacked": False,
-             "cut": False}
-
-    def table_of() -> dict[str, Any]:
-        first = random_scene(rng, kind, art="farm", **plain)
-        return {"camera": first.camera, "table": first.table, "lighting": first.lighting,
-                "photo": first.photo, "die_mm": first.dice[0].size_mm, "tray": False}
-
-    def with_style(scene: Any, value: object = None) -> Any:
-        dice = tuple(dataclasses.replace(d, style=style, value=d.value if value is None
-                                         else value) for d in scene.dice)
-        return dataclasses.replace(scene, dice=dice)
-
-    tables = [table_of(), table_of()]
-    photos = [{face: with_style(random_scene(rng, kind, art="farm", **{**plain, **table}),
-                                face) for face in faces} for table in tables]
-    tests = {where: [with_style(random_scene(rng, kind, art="farm", **on))
-                     for _ in range(count)]
+    """The scenes of an unseen dice set (UnseenSet) taught at two tables: six photos on a
+    first table and six on a second, each under its own camera, table and light (taught at
+    home, then again at a club with `kniffel teach --add`), and further scenes of its dice
+    on the first table, on the second and on other tables (TWO_TABLE_TESTS)."""
+    dice = UnseenSet.draw(seed, kind)
+    tables = [dice.table(), dice.table()]
+    photos = [{face: dice.scene(face, **PLAIN, **table) for face in dice.faces}
+              for table in tables]
+    tests = {where: [dice.scene(**on) for _ in range(count)]
              for (where, count), on in zip(TWO_TABLE_TESTS, (*tables, {}), strict=True)}
     return photos, tests
 
