@@ -51,16 +51,20 @@ SHRINK = 0.3
 RAW, WEIGHTS = "embedding_unwhitened", "whitening"
 
 
+def renamed_output(graph: onnx.GraphProto, old: str, new: str) -> None:
+    """The node that writes `old` writes `new` instead."""
+    for node in graph.node:
+        node.output[:] = [new if name == old else name for name in node.output]
+
+
 def unwhitened(model: onnx.ModelProto) -> onnx.ModelProto:
     """The embedder without a whitening an earlier run wrote (itself if it has none)."""
     graph = model.graph
     nodes = [n for n in graph.node if WEIGHTS in n.input]
     if not nodes:
         return model
-    out = graph.output[0].name
     graph.node.remove(nodes[0])
-    for node in graph.node:
-        node.output[:] = [out if name == RAW else name for name in node.output]
+    renamed_output(graph, RAW, graph.output[0].name)
     graph.initializer.remove(next(t for t in graph.initializer if t.name == WEIGHTS))
     return model
 
@@ -111,8 +115,7 @@ def main() -> int:
         weights = whitening(OnnxEmbedder(plain, threads=2).embed(crops), faces, args.shrink)
     graph = model.graph
     out = graph.output[0].name
-    for node in graph.node:
-        node.output[:] = [RAW if name == out else name for name in node.output]
+    renamed_output(graph, out, RAW)
     graph.initializer.append(numpy_helper.from_array(weights, WEIGHTS))
     graph.node.append(helper.make_node("MatMul", [RAW, WEIGHTS], [out], name=WEIGHTS))
     meta = {p.key: p.value for p in model.metadata_props}

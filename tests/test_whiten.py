@@ -53,7 +53,7 @@ def test_the_shipped_embedder_is_whitened() -> None:
     assert meta["whitening"].startswith("within-face covariance of ")
 
 
-def test_whitening_is_a_matmul_after_the_embedders_own_output() -> None:
+def test_whitening_is_a_matmul_after_the_embedders_own_output(tmp_path: Path) -> None:
     """Taken out (as a second run of the step does before it whitens again), the embedder's
     own output whitened by the stored weights is what the shipped file gives."""
     onnx = pytest.importorskip("onnx", reason="onnx is in the `train` extra")
@@ -66,7 +66,7 @@ def test_whitening_is_a_matmul_after_the_embedders_own_output() -> None:
     assert not any(WEIGHTS in n.input for n in plain.graph.node)
     assert not any(RAW in n.output for n in plain.graph.node)
     assert unwhitened(plain) is plain
-    path = Path(pytest.importorskip("tempfile").mkdtemp()) / "plain.onnx"
+    path = tmp_path / "plain.onnx"
     onnx.save(plain, str(path))
     rng = np.random.default_rng(1)
     crops = [rng.integers(0, 255, (64, 64, 3), dtype=np.uint8) for _ in range(3)]
