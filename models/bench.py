@@ -1,8 +1,9 @@
 """`make bench`: milliseconds per frame for the full reader (find + read + judge) with
 onnxruntime on one thread, at 800×600 and 1640×1232, beside the blob baseline; peak memory
-and model sizes; how long `kniffel teach` takes for six photos. Frames are real validation
-photos scaled to each size (or synthetic scenes where the real photos are absent), and
-synthetic scenes whose dice are small in the frame."""
+and model sizes; how long `kniffel teach` takes for six photos, and a table learning a set
+from checked throws. Frames are real validation photos scaled to each size (or synthetic
+scenes where the real photos are absent), and synthetic scenes whose dice are small in the
+frame."""
 
 from __future__ import annotations
 
@@ -28,7 +29,7 @@ from vision.models import (  # noqa: E402
     REFINER_PATH,
 )
 from vision.reader import Reader  # noqa: E402
-from vision.teach import teach  # noqa: E402
+from vision.teach import Checked, learn, teach  # noqa: E402
 
 SIZES = [(800, 600), (1640, 1232)]
 FRAMES = 40
@@ -86,6 +87,21 @@ def main() -> int:
         print(f"kniffel teach, {len(photos)} photos ({sum(counts.values())} dice): "
               f"{time.perf_counter() - t:.2f} s on one thread")
         readers["ours, taught set"] = ours.reading(taught)
+        # A table learning the set from a game (web.learn): the dice of the throws the
+        # players checked, about 50 as in `make eval`'s games.
+        table = ours.reading(taught)
+        throws: list[Checked] = []
+        for path, _ in load_real("Valid"):
+            frame = cv2.imread(str(path))
+            throws.append(Checked(frame, [(d.x, d.y, d.value) for d in table.read(frame).dice
+                                          if d.value is not None]))
+            if sum(len(throw.dice) for throw in throws) >= 50:
+                break
+        t = time.perf_counter()
+        learnt = learn(ours, "bench", throws)
+        print(f"a table learning the set from {len(throws)} checked throws "
+              f"({len(learnt.patch_values)} dice): {time.perf_counter() - t:.2f} s on one "
+              "thread")
     # camera.turn: the same frames turned upright first (as a camera mounted turned)
     readers["ours, turned 90°"] = ours.turned(1)
     readers["blob baseline"] = BlobBaselineReader()

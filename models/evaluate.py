@@ -314,21 +314,74 @@ def teaching_scenes(seed: int, scenes: int = 100, same_table: bool = False,
 #: A set taught at two tables (`two_table_scenes`) is read on each and elsewhere: scenes of
 #: each.
 TWO_TABLE_TESTS = (("first table", 50), ("second table", 50), ("other tables", 100))
+#: Throws of a game at the second table, at most, for the set to learn it from the dice
+#: the players check (web.learn): it learns as soon as web.learn's rule says.
+GAME_THROWS = 40
 
 
 def two_table_scenes(seed: int, kind: str = "animals"
-                     ) -> tuple[list[dict[object, Any]], dict[str, list[Any]]]:
+                     ) -> tuple[list[dict[object, Any]], dict[str, list[Any]], list[Any]]:
     """The scenes of an unseen dice set (UnseenSet) taught at two tables: six photos on a
     first table and six on a second, each under its own camera, table and light (taught at
-    home, then again at a club with `kniffel teach --add`), and further scenes of its dice
-    on the first table, on the second and on other tables (TWO_TABLE_TESTS)."""
+    home, then again at a club with `kniffel teach --add`), further scenes of its dice on
+    the first table, on the second and on other tables (TWO_TABLE_TESTS), and the throws of
+    a game at the second table (GAME_THROWS) instead of its photos."""
     dice = UnseenSet.draw(seed, kind)
     tables = [dice.table(), dice.table()]
     photos = [{face: dice.scene(face, **PLAIN, **table) for face in dice.faces}
               for table in tables]
     tests = {where: [dice.scene(**on) for _ in range(count)]
              for (where, count), on in zip(TWO_TABLE_TESTS, (*tables, {}), strict=True)}
-    return photos, tests
+    game = [dice.scene(**tables[1]) for _ in range(GAME_THROWS)]
+    return photos, tests, game
+
+
+def checked_by_players(reading: Any, label: SceneLabel) -> list[tuple] | None:
+    """What web.learn gets of a throw the table read, where the players enter it right:
+    each die found, with its true value and whether the table asked about it or was
+    corrected (a find that is no die takes the value of a die the reader missed, as the
+    players correct it). Dice that lean, lie on others or are cut by the frame are not
+    taught (web.learn.NOT_TAUGHT); none where more dice are found than there are."""
+    from vision.evaluation import match
+    from vision.reading import TRUST_CONFIDENCE
+    from web.learn import NOT_TAUGHT
+
+    if len(reading.dice) > len(label.dice):
+        return None
+    pairs = dict(match(reading.dice, label.dice))
+    missed = [j for j in range(len(label.dice)) if j not in pairs.values()]
+    checked = []
+    for i, die in enumerate(reading.dice):
+        value = label.dice[pairs[i] if i in pairs else missed.pop(0)].value
+        if die.flag not in NOT_TAUGHT:
+            unsure = die.value != value or die.flag is not None \
+                or die.confidence < TRUST_CONFIDENCE
+            checked.append((die.x, die.y, value, unsure))
+    return checked
+
+
+def learnt_from_a_game(reader: Reader, taught: Any, game: list[Any]) -> tuple[Any, str]:
+    """`taught` played through the `game`'s throws (scenes), as the table learns from the
+    dice the players check (web.learn): the set that learnt, or None, and how it went."""
+    from vision.synth import render
+    from vision.teach import Checked, DiceSetError, learn
+    from web.learn import CheckedDice
+
+    table, checked = reader.reading(taught), CheckedDice()
+    for throws, scene in enumerate(game, 1):
+        frame, label = render(scene)
+        dice = checked_by_players(table.read(frame), label)
+        if dice is None:
+            continue
+        checked.add(frame, dice)
+        if checked.enough(taught.faces):
+            try:
+                throws_seen = [Checked(frame, dice) for frame, dice in checked.throws]
+                return taught.adding(learn(reader, taught.name, throws_seen)), \
+                    f"learnt from {throws} throws there"
+            except DiceSetError:
+                return None, f"refused after {throws} throws there"
+    return None, f"nothing learnt in {len(game)} throws there"
 
 
 def taught_at_two_tables(reader: Reader, seed: int, kind: str) -> dict[str, EvalResult]:
@@ -338,7 +391,7 @@ def taught_at_two_tables(reader: Reader, seed: int, kind: str) -> dict[str, Eval
     from vision.synth import render
     from vision.teach import DiceSetError
 
-    photos, tests = two_table_scenes(seed, kind)
+    photos, tests, game = two_table_scenes(seed, kind)
     first, second = (teach(reader, f"{kind}-{seed}", {face: [render(scene)[0]]
                                                       for face, scene in faces.items()})[0]
                      for faces in photos)
@@ -347,8 +400,10 @@ def taught_at_two_tables(reader: Reader, seed: int, kind: str) -> dict[str, Eval
         both, added = first.adding(second), "added to on the second"
     except DiceSetError:
         both, added = first, "second's photos refused"
+    learnt, how_learnt = learnt_from_a_game(reader, first, game)
     results = {}
-    for taught, how in ((first, "first table's photos only"), (both, added)):
+    for taught, how in ((first, "first table's photos only"), (both, added),
+                        (learnt or first, f"played on the second, {how_learnt}")):
         for where, frames in samples.items():
             results[f"{how}, on the {where}"] = evaluate_by(
                 reader.reading(taught), frames, lambda _label: "all")["all"]
@@ -438,7 +493,8 @@ def main() -> int:
                 for row, result in taught_at_two_tables(base, seed, kind).items():
                     two[f"taught | {title} set {name}, {row}"] = result
             print(f"\nunseen {title} sets taught on a first table, then added to on a second "
-                  f"(kniffel teach --add):")
+                  f"(kniffel teach --add), or played there (the table learns from the dice "
+                  f"the players check):")
             print(format_table(two, legend=False))
     return 0
 

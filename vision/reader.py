@@ -315,6 +315,14 @@ class Reader:
         (OpenCV turns a 1640×1232 picture in about 2 ms, numpy's copy of np.rot90 in 10)."""
         return cv2.rotate(frame_bgr, CLOCKWISE[self.turn]) if self.turn else frame_bgr
 
+    def upright_point(self, x: float, y: float, width: int, height: int
+                      ) -> tuple[float, float]:
+        """Where the point (x, y) of the camera's `width` × `height` picture lies in the
+        picture turned upright (`upright`): the reverse of `turned_back`."""
+        for _ in range(self.turn):  # one clockwise quarter takes (x, y) to (h - 1 - y, x)
+            x, y, width, height = height - 1.0 - y, x, height, width
+        return x, y
+
     def judged(self, frame_bgr: np.ndarray) -> tuple[Reading, np.ndarray]:
         """The reading, and what the judge's doubt is estimated from for each of its dice
         (vision.doubt.doubt_features, one row per die in the reading's order): what

@@ -15,9 +15,10 @@ from __future__ import annotations
 
 import hashlib
 import json
+import math
 import re
 from collections import Counter
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from functools import cached_property
 from pathlib import Path
@@ -206,6 +207,11 @@ class DiceSet:
         """The taught dice that lie nearer another face than their own, as (own face,
         that face): each die read as the reader reads, by its stored crops, among the
         other dice's (leave one out; a face taught from a single die cannot be judged)."""
+        return [(self.patch_values[i], face) for i, face in self._nearer_other_faces()]
+
+    def _nearer_other_faces(self) -> list[tuple[int, DieValue]]:
+        """(index, nearest face) of each taught die nearer another face than its own
+        (look_alike)."""
         if not len(self.embeddings):
             raise DiceSetError(f"dice set {self.name!r} is not embedded yet")
         die_of = np.repeat(np.arange(len(self.patch_values)), self.crops_per_die)
@@ -215,7 +221,8 @@ class DiceSet:
                                                        self.crops_per_die, -1).mean(axis=1)
         faces = self.faces
         nearest = [faces[int(k)] for k in per_die.argmax(axis=1)]
-        return [(value, face) for value, face in zip(self.patch_values, nearest, strict=True)
+        return [(i, face) for i, (value, face)
+                in enumerate(zip(self.patch_values, nearest, strict=True))
                 if face != value and self.patch_values.count(value) > 1]
 
     def adding(self, addition: DiceSet) -> DiceSet:
@@ -353,13 +360,17 @@ def check_photos_differ(photos: Mapping[DieValue, Sequence[np.ndarray]]) -> None
 
 class Teacher(Protocol):
     """What teaching needs of a reader (vision.reader.Reader, or the table's view of the
-    camera's reader): the photo turned as it is read, its finds with what the classifier
-    reads in them, which finds it judges side faces or cut by the frame, and its embedder."""
+    camera's reader): the photo turned as it is read (and a point of it), its finds with
+    what the classifier reads in them, which finds it judges side faces or cut by the
+    frame, and its embedder."""
 
     @property
     def embedder(self) -> Embedder: ...
 
     def upright(self, frame_bgr: np.ndarray) -> np.ndarray: ...
+
+    def upright_point(self, x: float, y: float, width: int, height: int
+                      ) -> tuple[float, float]: ...
 
     def finds(self, frame_bgr: np.ndarray, weigh: bool = True
               ) -> tuple[list[Candidate], list[np.ndarray], FaceScores]: ...
@@ -382,8 +393,7 @@ def teach(reader: Teacher, name: str, photos: Mapping[DieValue, Sequence[np.ndar
     check_photos_differ(photos)
     values: list[DieValue] = []
     patches: list[np.ndarray] = []
-    pip_counts: list[int] = []  # the classifier's count of each taught die ...
-    count_sure: list[float] = []  # ... and how sure it is of it
+    looks: list[Look] = []  # what the classifier reads in each taught die
     no_die, tilted, stacked = (QUALITY.index(k) for k in ("no_die", "tilted", "stacked"))
     # The classifier knows how pips look, not a new set's pictures: only for a pip set can
     # it weigh the finds of a photo taken close (Reader.finds).
@@ -408,26 +418,97 @@ def teach(reader: Teacher, name: str, photos: Mapping[DieValue, Sequence[np.ndar
                     if d.quality[tilted] <= 0.5 and d.quality[stacked] <= 0.5 and not away
                     and not reader.cut_by_edge(d.find, width, height)]
             dice = sized_alike(flat or dice)
-            patches.extend(crop_die(frame, d.find.x, d.find.y, d.find.size * PATCH_SPAN,
-                                    out=PATCH_PIXELS) for d in dice)
-            pip_counts.extend(d.pips for d in dice)
-            count_sure.extend(d.pips_sure for d in dice)
+            looks.extend(dice)
+            patches.extend(patch_of(frame, d.find) for d in dice)
             values.extend([value] * len(dice))
+    taught = taught_from(reader, name, values, patches, looks)
+    return taught, dict(Counter(taught.patch_values))
+
+
+class Checked(NamedTuple):
+    """A throw people checked at the table (they entered it in a box, after any
+    correction): its frame as the camera took it, and where each of its dice lay (frame
+    pixels, as the reader gave them) with the value entered for it."""
+
+    frame: np.ndarray
+    dice: Sequence[tuple[float, float, DieValue]]
+
+
+def learn(reader: Teacher, name: str, throws: Iterable[Checked]) -> DiceSet:
+    """The dice people checked while playing at a table, as a set to add to the one
+    read there (DiceSet.adding): a set taught elsewhere learns this table's light and
+    camera from the game, without new photos. Each die is taught from the find it was read
+    from (the nearest, within half a die of where it lay), as teaching does — only dice
+    lying flat, whole and seen from the top, and not one unlike the others of its value,
+    nor one that lies nearer another face than its own (entered wrong). Raises
+    DiceSetError where no checked die is found again, or where teaching would doubt the
+    dice (teaching_doubts: this light does not tell the faces apart). `throws` is gone
+    through once, a frame at a time (a table keeps its throws as JPEGs)."""
+    check_name(name)
+    values: list[DieValue] = []
+    patches: list[np.ndarray] = []
+    looks: list[Look] = []
+    tilted, stacked = (QUALITY.index(k) for k in ("tilted", "stacked"))
+    for frame_as_taken, dice in throws:
+        if not dice:
+            continue
+        height, width = frame_as_taken.shape[:2]
+        frame = reader.upright(frame_as_taken)
+        seen = _looked_at(reader, frame, weigh=all(v in PIP_VALUES for _, _, v in dice))
+        side = reader.side_faces([d.find for d in seen], frame.shape[1], frame.shape[0])
+        for x, y, value in dice:
+            x, y = reader.upright_point(x, y, width, height)
+            near = [(math.hypot(d.find.x - x, d.find.y - y), k) for k, d in enumerate(seen)]
+            if not near:
+                continue
+            distance, k = min(near)
+            d = seen[k]
+            if distance > d.find.size / 2 or side[k] or d.quality[tilted] > 0.5 \
+                    or d.quality[stacked] > 0.5 \
+                    or reader.cut_by_edge(d.find, frame.shape[1], frame.shape[0]):
+                continue
+            looks.append(d)
+            patches.append(patch_of(frame, d.find))
+            values.append(value)
+    if not values:
+        raise DiceSetError(f"none of the checked dice was found again to teach dice set "
+                           f"{name!r}")
+    learnt = taught_from(reader, name, values, patches, looks)
+    doubts = teaching_doubts(learnt)
+    if doubts:
+        raise DiceSetError(f"the checked dice do not tell the faces of dice set {name!r} "
+                           f"apart: {' '.join(doubts)}")
+    # A die entered as another face than it shows (a misread nobody corrected) lies among
+    # the dice of the face it shows, and would draw those to the wrong face: left out.
+    mistaken = {i for i, _ in learnt._nearer_other_faces()}
+    return learnt.keeping([i for i in range(len(learnt.patch_values)) if i not in mistaken])
+
+
+def patch_of(frame: np.ndarray, find: Candidate) -> np.ndarray:
+    """The patch a taught die is stored as: its find and room around it (PATCH_SPAN)."""
+    return crop_die(frame, find.x, find.y, find.size * PATCH_SPAN, out=PATCH_PIXELS)
+
+
+def taught_from(reader: Teacher, name: str, values: list[DieValue],
+                patches: list[np.ndarray], looks: list[Look]) -> DiceSet:
+    """A set of the given dice (`patches`, each taught as its value, as the classifier
+    looked at it), embedded, without the odd ones out, and counted if the classifier
+    counts it."""
     taught = DiceSet(name, values, np.stack(patches)).embedded_with(reader.embedder)
     odd = odd_ones_out(taught)
     keep = [i for i in range(len(values)) if i not in odd]
-    # A pip set is checked against the classifier's count (vision.reader) only if, in the
-    # photo of every value, the count it read most often is that value (a stray find may
-    # be read otherwise); a set it cannot count is read by its photos alone.
+    # A pip set is checked against the classifier's count (vision.reader) only if, among
+    # the dice of every value, the count it read most often is that value (a stray find
+    # may be read otherwise); a set it cannot count is read by its photos alone.
     counted = all(value in PIP_VALUES and Counter(
-        pip_counts[i] for i in keep if values[i] == value).most_common(1)[0][0] == value
-        for value in photos)
+        looks[i].pips for i in keep if values[i] == value).most_common(1)[0][0] == value
+        for value in dict.fromkeys(values))
     if counted:
         # The classifier counts this set: a die it counts otherwise, surely, was not turned
         # to the photo's value (a slip of the user's), and taught as it would be misread.
-        keep = [i for i in keep if pip_counts[i] == values[i] or count_sure[i] < MISCOUNTED]
-    taught = replace(taught.keeping(keep), counted=counted)
-    return taught, dict(Counter(taught.patch_values))
+        keep = [i for i in keep
+                if looks[i].pips == values[i] or looks[i].pips_sure < MISCOUNTED]
+    return replace(taught.keeping(keep), counted=counted)
 
 
 def teaching_doubts(taught: DiceSet) -> list[str]:

@@ -70,6 +70,8 @@ class TableConfig:
     #: Which dice: "auto" (the game's: pips for Kniffel, animals for Kniffel Kids; the
     #: table service, web.serve.ReadsTheGamesDice), "pips", "animals" or a taught set.
     dice_set: str = "auto"
+    #: Whether a taught set learns the table from the dice people check there (web.learn).
+    learn: bool = True
 
 
 @dataclass(frozen=True)
@@ -291,6 +293,7 @@ SCHEMA: dict[str, dict[str, Callable[[object], Any]]] = {
         "keep_area": _polygon,
         "settle_seconds": _number(0.0, 10.0),
         "dice_set": _dice_set,
+        "learn": _boolean,
     },
     "server": {
         "host": _string,

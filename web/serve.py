@@ -26,8 +26,9 @@ if TYPE_CHECKING:  # the real modules are imported in run(): they pull in OpenCV
     from hardware.camera import CameraSource
     from hardware.gpio import TableControls
     from vision.reading import DiceReader
-    from vision.watch import TableWatcher
+    from vision.watch import ObservedThrow, TableWatcher
     from web.config import CameraConfig, Config
+    from web.learn import TableLearner
     from web.service import DemoPlayer, TableService
 
 log = logging.getLogger("kniffel.serve")
@@ -100,12 +101,15 @@ class CameraLink:
     restarts a failing camera itself. Meanwhile the page says so and manual entry works.
     `preview_jpeg` is None while there is no picture. `open_camera` and `watcher_class`
     default to hardware.camera.open_camera and vision.watch.TableWatcher (tests pass fakes).
+    With the `state_dir` its taught sets are saved in, a taught set learns the table from
+    the dice people check there (web.learn; `table.learn` in config.toml).
     """
 
     def __init__(self, service: TableService, config: Config, reader: DiceReader,
                  on_alive: Callable[[], None] | None = None, retry_seconds: float = 5.0,
                  open_camera: Callable[[CameraConfig], CameraSource] | None = None,
-                 watcher_class: Callable[..., TableWatcher] | None = None) -> None:
+                 watcher_class: Callable[..., TableWatcher] | None = None,
+                 state_dir: Path | None = None) -> None:
         if open_camera is None:
             from hardware.camera import open_camera as default_open
 
@@ -122,11 +126,28 @@ class CameraLink:
         self._open_camera = open_camera
         self._watcher_class = watcher_class
         self.watcher: TableWatcher | None = None
+        self.learner = self._learner(state_dir) if state_dir is not None else None
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._run, name="camera-link", daemon=True)
 
     def start(self) -> None:
         self._thread.start()
+
+    def _learner(self, state_dir: Path) -> TableLearner:
+        from web.learn import TableLearner
+
+        learner = TableLearner(state_dir, lambda: self.reader if self.config.table.learn
+                               else None, lambda reader: self.use(self.config, reader),
+                               self.service.say)
+        self.service.scored_listeners.append(learner.scored)
+        self.service.turn_listeners.append(learner.new_turn)
+        return learner
+
+    def _observed(self, throw: ObservedThrow) -> None:
+        """The watcher's on_throw: the learner sees the throw, then the game gets it."""
+        if self.learner is not None:
+            self.learner.observed(throw)
+        self.service.observe_throw(throw)
 
     def preview_jpeg(self) -> bytes | None:
         watcher = self.watcher
@@ -138,6 +159,8 @@ class CameraLink:
         self.config = config
         if reader is not None:
             reader = self.reader = self._for_the_game(reader)
+            if self.learner is not None:
+                self.learner.reset()
         watcher = self.watcher
         if watcher is not None:
             watcher.use(reader=reader, table=config.table)
@@ -159,7 +182,7 @@ class CameraLink:
                 camera = self._open_camera(self.config.camera)
                 watcher = self._watcher_class(
                     camera, self.reader, self.config.table,
-                    on_throw=self.service.observe_throw, on_status=self._status,
+                    on_throw=self._observed, on_status=self._status,
                     on_alive=self.on_alive)
                 # said before the watcher runs, so its own reports ("failed") come after
                 self._status("ok", f"camera {kind} is watching the table")
@@ -233,7 +256,7 @@ def start_camera(service: TableService, config: Config, folder: Path,
         if on_alive is not None:
             on_alive()
 
-    link = CameraLink(service, config, reader, on_alive=alive)
+    link = CameraLink(service, config, reader, on_alive=alive, state_dir=folder)
     link.start()
     demo: DemoPlayer | None = None
     if kind == "demo":  # the demo camera throws by itself; someone has to write it down

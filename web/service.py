@@ -208,6 +208,15 @@ class MoveInfo:
     player: str = ""
 
 
+@dataclass(frozen=True)
+class Scored:
+    """A throw entered in a box: its dice as entered (after any correction, so checked by
+    the players) and where they came from."""
+
+    dice: tuple[Face, ...]
+    info: MoveInfo
+
+
 class TableState:
     """One game as its event log makes it: engine game + pending throw + move details.
 
@@ -444,6 +453,8 @@ class TableService:
         self._published = 0
         self.listeners: list[Callable[[TableService], None]] = []
         self.turn_listeners: list[Callable[[], None]] = []
+        #: Told of each throw entered in a box (the dice people checked: web.learn).
+        self.scored_listeners: list[Callable[[Scored], None]] = []
         self._replay_cache: dict[int, tuple[int, TableState]] = {}
         game_id = store.current_game()
         if game_id is None or store.game(game_id) is None:
@@ -602,6 +613,9 @@ class TableService:
                 extra["was"] = last.dice[payload["index"]]
                 extra["target"] = "throw"
         extra["player"] = None if t.game.finished else t.game.current_player
+        last_move = t.game.peek()
+        scored = Scored(tuple(last_move.dice), t.info[-1]) \
+            if kind == "enter" and isinstance(last_move, Throw) and t.info else None
         try:
             t.apply(kind, payload, actor.id)
         except KniffelError as exc:
@@ -619,6 +633,10 @@ class TableService:
         except Exception:
             self.table = self._load(self.game_id)
             raise
+        if scored is not None:
+            for hook in list(self.scored_listeners):
+                with contextlib.suppress(Exception):  # learning must not stop the game
+                    hook(scored)
         self._publish()
 
     def create_game(self, body: Any, actor: Actor, rematch_of: int | None = None) -> dict[
@@ -764,6 +782,12 @@ class TableService:
         except ServiceError as exc:
             self._say(exc.code, exc.message)
             return False
+
+    def say(self, code: str, text: str) -> None:
+        """Tell the table something (a notice the page shows for a few seconds; `code`
+        names its translation)."""
+        with self._lock:
+            self._say(code, text)
 
     def _say(self, code: str, text: str) -> None:
         self._notice_seq += 1

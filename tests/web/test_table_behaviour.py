@@ -238,8 +238,8 @@ vm.createContext(ctx);
 vm.runInContext(fs.readFileSync(common, "utf8") + "\nglobalThis.K = K;", ctx);
 vm.runInContext(fs.readFileSync(page, "utf8"), ctx);
 const pick = () => Object.fromEntries(["rules", "camera", "notes", "block", "turn", "options",
-  "join"].map((id) => [id, {html: el(id).innerHTML || el(id).textContent, hidden: el(id).hidden,
-  cls: el(id).className}]));
+  "join", "banner"].map((id) => [id, {html: el(id).innerHTML || el(id).textContent,
+  hidden: el(id).hidden, cls: el(id).className}]));
 setTimeout(() => {
   const out = [];
   for (const state of data.states) {
@@ -379,6 +379,24 @@ def test_the_table_view_says_when_the_camera_failed(table: Table, tmp_path: Path
     assert "failed" in de["camera"]["cls"]
     assert not de["notes"]["hidden"] and "unplugged" in de["notes"]["html"]
     assert "von Hand" in de["turn"]["html"]
+
+
+def test_the_table_view_says_in_its_language_what_a_taught_set_learnt(table: Table,
+                                                                       tmp_path: Path) -> None:
+    """web.learn's notices: the dice set learnt the table from the checked throws, or could
+    not."""
+    table.service.say("learnt_here", "dice set 'holz' learnt from the 25 dice checked here "
+                      "how they look at this table")
+    learnt = table.service.state()
+    table.service.say("learn_refused", "dice set 'holz' could not learn from the 25 dice "
+                      "checked here: they are too hard to tell apart in this light")
+    views = render_table_view(table, tmp_path, [learnt, table.service.state()])
+    assert [view["de"]["banner"]["html"] for view in views] == [
+        "Der Würfelsatz hat aus den geprüften Würfen gelernt, wie seine Würfel an diesem "
+        "Tisch aussehen.",
+        "Aus den geprüften Würfen konnte der Würfelsatz nichts lernen: in diesem Licht sind "
+        "seine Seiten kaum zu unterscheiden (mehr Licht hilft)."]
+    assert not views[0]["de"]["banner"]["hidden"]
 
 
 # ---- the phone: new game, kids dice, the API it uses -----------------------------------
