@@ -362,10 +362,11 @@ def checked_by_players(reading: Any, label: SceneLabel) -> list[tuple] | None:
 
 def learnt_from_a_game(reader: Reader, taught: Any, game: list[Any]) -> tuple[Any, str]:
     """`taught` played through the `game`'s throws (scenes), as the table learns from the
-    dice the players check (web.learn): the set that learnt, or None, and how it went."""
+    dice the players check (web.learn: CheckedDice.enough, worth_learning): the set that
+    learnt, or None, and how it went."""
     from vision.synth import render
     from vision.teach import Checked, DiceSetError, learn
-    from web.learn import CheckedDice
+    from web.learn import CheckedDice, worth_learning
 
     table, checked = reader.reading(taught), CheckedDice()
     for throws, scene in enumerate(game, 1):
@@ -376,9 +377,11 @@ def learnt_from_a_game(reader: Reader, taught: Any, game: list[Any]) -> tuple[An
         checked.add(frame, dice)
         if checked.enough(taught.faces):
             try:
-                throws_seen = [Checked(frame, dice) for frame, dice in checked.throws]
-                return taught.adding(learn(reader, taught.name, throws_seen)), \
-                    f"learnt from {throws} throws there"
+                addition = learn(reader, taught.name,
+                                 [Checked(frame, dice) for frame, dice in checked.throws])
+                if not worth_learning(taught, addition):
+                    return None, f"known there after {throws} throws, nothing learnt"
+                return taught.adding(addition), f"learnt from {throws} throws there"
             except DiceSetError:
                 return None, f"refused after {throws} throws there"
     return None, f"nothing learnt in {len(game)} throws there"

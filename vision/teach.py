@@ -134,6 +134,9 @@ class DiceSet:
     embedder: str = ""  # version of the embedder that made `embeddings`
     labels: list[DieValue] = field(default_factory=list)  # one per stored embedding
     embeddings: np.ndarray = field(default_factory=lambda: np.zeros((0, 0), np.float32))
+    #: Per taught die: learnt at a table from the throws people checked (`learn`), not
+    #: from photos (empty: none was).
+    from_play: list[bool] = field(default_factory=list)
 
     @property
     def faces(self) -> list[DieValue]:
@@ -163,9 +166,23 @@ class DiceSet:
         """This set with only the taught dice at `indices` (and their embeddings)."""
         per_die = self.crops_per_die
         rows = [i * per_die + j for i in indices for j in range(per_die)]
+        played = self.played
         return replace(self, patch_values=[self.patch_values[i] for i in indices],
                        patches=self.patches[list(indices)],
-                       labels=[self.labels[r] for r in rows], embeddings=self.embeddings[rows])
+                       labels=[self.labels[r] for r in rows], embeddings=self.embeddings[rows],
+                       from_play=[played[i] for i in indices] if any(played) else [])
+
+    @property
+    def played(self) -> list[bool]:
+        """Per taught die: was it learnt at a table (`from_play`)?"""
+        return self.from_play or [False] * len(self.patch_values)
+
+    def forgetting_play(self) -> DiceSet:
+        """This set without the dice it learnt at tables: as its photos taught it."""
+        played = self.played
+        if not any(played):
+            raise DiceSetError(f"dice set {self.name!r} has learnt nothing at a table")
+        return self.keeping([i for i, learnt in enumerate(played) if not learnt])
 
     def values(self, embeddings: np.ndarray
                ) -> tuple[list[DieValue], np.ndarray, np.ndarray]:
@@ -202,6 +219,15 @@ class DiceSet:
         face_of = {face: k for k, face in enumerate(self.faces)}
         labels = np.array([face_of[lab] for lab in self.labels], np.intp)
         return [np.flatnonzero(labels == k) for k in range(len(face_of))]
+
+    def recognised_share(self, dice: DiceSet) -> float:
+        """The share of `dice` (another set's taught dice, embedded alike) this set
+        recognises as its own (RECOGNISED), each by its crop as the reader cuts it (the
+        first stored: as it is, unturned)."""
+        if not len(dice.patch_values):
+            return 1.0
+        plain = dice.embeddings[::dice.crops_per_die]
+        return float(np.mean((plain @ self.embeddings.T).max(axis=1) >= RECOGNISED))
 
     def look_alike(self) -> list[tuple[DieValue, DieValue]]:
         """The taught dice that lie nearer another face than their own, as (own face,
@@ -249,7 +275,9 @@ class DiceSet:
                        patches=np.concatenate([self.patches, addition.patches]),
                        counted=self.counted and addition.counted,
                        labels=self.labels + addition.labels,
-                       embeddings=np.concatenate([self.embeddings, addition.embeddings]))
+                       embeddings=np.concatenate([self.embeddings, addition.embeddings]),
+                       from_play=self.played + addition.played
+                       if any(self.played + addition.played) else [])
 
     def save(self, state_dir: Path) -> Path:
         folder = state_dir / "dice-sets"
@@ -261,7 +289,8 @@ class DiceSet:
                             counted=np.array(self.counted),
                             embedder=np.array(self.embedder),
                             embeddings=self.embeddings.astype(np.float32),
-                            labels=np.array(json.dumps(self.labels)))
+                            labels=np.array(json.dumps(self.labels)),
+                            from_play=np.array(self.played, bool))
         tmp.replace(path)  # never leave a half-written set behind
         return path
 
@@ -305,9 +334,11 @@ def load_dice_set(state_dir: Path, name: str) -> DiceSet:
             if "patches" not in data:
                 raise DiceSetError(f"dice set {name!r} was taught by an older version that "
                                    f"kept no photos of the dice; teach it again")
+            played = [bool(b) for b in data["from_play"]] if "from_play" in data else []
             return DiceSet(name, json.loads(str(data["patch_values"])), data["patches"],
                            "counted" in data and bool(data["counted"]), str(data["embedder"]),
-                           json.loads(str(data["labels"])), data["embeddings"])
+                           json.loads(str(data["labels"])), data["embeddings"],
+                           played if any(played) else [])
     except (OSError, ValueError, KeyError) as exc:
         if isinstance(exc, DiceSetError):
             raise
@@ -481,7 +512,8 @@ def learn(reader: Teacher, name: str, throws: Iterable[Checked]) -> DiceSet:
     # A die entered as another face than it shows (a misread nobody corrected) lies among
     # the dice of the face it shows, and would draw those to the wrong face: left out.
     mistaken = {i for i, _ in learnt._nearer_other_faces()}
-    return learnt.keeping([i for i in range(len(learnt.patch_values)) if i not in mistaken])
+    kept = learnt.keeping([i for i in range(len(learnt.patch_values)) if i not in mistaken])
+    return replace(kept, from_play=[True] * len(kept.patch_values))
 
 
 def patch_of(frame: np.ndarray, find: Candidate) -> np.ndarray:

@@ -329,6 +329,22 @@ def teach_set(name: str, photos: Mapping[Any, Sequence[Any]], reader: Any = None
         raise CalibrationError(str(exc)) from None
 
 
+def forget_play(name: str, folder: Path | None = None) -> str:
+    """Dice set `name` without what it learnt at tables (web.learn), saved in the state
+    directory `folder` (default: state_dir()); what is said of it."""
+    from vision.teach import DiceSetError, load_dice_set
+
+    try:
+        dice_set = load_dice_set(folder or state_dir(), name)
+        kept = dice_set.forgetting_play()
+        kept.save(folder or state_dir())
+    except DiceSetError as exc:
+        raise CalibrationError(str(exc)) from None
+    forgotten = len(dice_set.patch_values) - len(kept.patch_values)
+    return (f"dice set {name!r} forgot the {forgotten} dice it learnt at tables; it keeps "
+            f"the {len(kept.patch_values)} its photos taught")
+
+
 # ---- the command --------------------------------------------------------------------------
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:

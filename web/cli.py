@@ -119,8 +119,18 @@ def write_image(path: Path, image: np.ndarray) -> str | None:
 def cmd_teach(args: argparse.Namespace) -> int:
     from vision.photo import read_photo
     from vision.teach import DiceSetError, parse_value
-    from web.calibrate import CalibrationError, teach_set
+    from web.calibrate import CalibrationError, forget_play, teach_set
 
+    if args.forget_learnt:
+        if args.photos or args.add:
+            raise UserError("--forget-learnt takes no photos (and no --add)")
+        try:
+            print(forget_play(args.dice_set))
+        except CalibrationError as exc:
+            raise UserError(str(exc)) from None
+        return 0
+    if not args.photos:
+        raise UserError("give a photo of each face: VALUE=PHOTO, e.g. duck=duck.jpg")
     photos: dict[DieValue, list[np.ndarray]] = {}
     for item in args.photos:
         value, sep, path = item.partition("=")
@@ -168,11 +178,14 @@ def build_parser() -> argparse.ArgumentParser:
 
     p = sub.add_parser("teach", help="teach the reader a new dice set from photos")
     p.add_argument("--dice-set", required=True, metavar="NAME", help="name of the set")
-    p.add_argument("photos", nargs="+", metavar="VALUE=PHOTO",
+    p.add_argument("photos", nargs="*", metavar="VALUE=PHOTO",
                    help="a photo in which every die shows VALUE (e.g. duck=duck.jpg)")
     p.add_argument("--add", action="store_true",
                    help="add to the set taught before under NAME (the same dice in another "
                         "light or place; a photo for every face) instead of replacing it")
+    p.add_argument("--forget-learnt", action="store_true",
+                   help="forget what the set learnt at tables from the throws people "
+                        "checked (`kniffel serve`), keeping what its photos taught")
     p.set_defaults(func=cmd_teach)
 
     # The table service and calibration live in their own modules; each adds its arguments

@@ -805,6 +805,7 @@ def test_the_dice_people_checked_at_a_table_are_learnt_from_where_they_were_read
                                            (500, 130, "lion")]),  # leaning; too far
         Checked(frame(green, red, green), [(500, 100, "lion")])])
     assert learnt.name == "zoo" and learnt.patch_values == ["duck", "lion"]
+    assert learnt.played == [True, True]  # learnt at a table: can be forgotten again
     assert np.allclose(learnt.patches[0][52, 52], red)
     assert np.allclose(learnt.patches[1][52, 52], green)
     assert len(learnt.embeddings) == 2 * CROPS_PER_DIE and not learnt.counted

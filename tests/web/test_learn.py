@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, replace
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -26,7 +27,7 @@ from vision.reading import DieReading, Reading
 from vision.teach import DiceSet, load_dice_set
 from vision.watch import ObservedThrow, encode_jpeg, placeholder
 from web.config import Config, TableConfig
-from web.learn import CHECKED_PER_FACE, checked_dice
+from web.learn import CHECKED_PER_FACE, checked_dice, worth_learning
 from web.serve import CameraLink
 from web.service import MoveInfo, Scored
 
@@ -124,6 +125,7 @@ def test_a_set_played_at_another_table_learns_it_from_the_dice_people_checked(
     club.link.learner.thread.join(10)  # type: ignore[union-attr]
     saved = load_dice_set(club.table.folder, "holz")
     assert saved.patch_values == [1, 2] + [1, 1, 2, 2, 1] + [2, 1, 2, 1, 2]
+    assert saved.played == [False] * 2 + [True] * 10  # what it learnt can be taken back
     assert club.link.reader.dice_set.patch_values == saved.patch_values  # type: ignore[attr-defined]
     assert club.watcher.reader is club.link.reader
     notice = club.table.service.state()["notice"]
@@ -218,3 +220,54 @@ def test_the_checked_dice_of_a_throw() -> None:
         == [1, 2, 3, 4]
     six = throw(*(die(1) for _ in range(6)))
     assert checked_dice(six, scored([1, 1, 1, 1, 1])) is None
+
+
+def test_what_a_set_learnt_at_tables_can_be_forgotten(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+        capsys: pytest.CaptureFixture[str]) -> None:
+    """`kniffel teach --dice-set NAME --forget-learnt` keeps what the photos taught."""
+    from web.cli import main
+
+    monkeypatch.setenv("KNIFFEL_STATE_DIR", str(tmp_path))
+    colours = [*HOME.values(), *CLUB.values()]
+    DiceSet("holz", [1, 2, 1, 2], np.stack([patch(c) for c in colours]),
+            from_play=[False, False, True, True]).embedded_with(ColourEmbedder()).save(tmp_path)
+    assert load_dice_set(tmp_path, "holz").played == [False, False, True, True]
+    assert main(["teach", "--dice-set", "holz", "--forget-learnt"]) == 0
+    assert capsys.readouterr().out == ("dice set 'holz' forgot the 2 dice it learnt at "
+                                       "tables; it keeps the 2 its photos taught\n")
+    kept = load_dice_set(tmp_path, "holz")
+    assert kept.patch_values == [1, 2] and kept.played == [False, False]
+    assert np.array_equal(kept.patches, np.stack([patch(c) for c in HOME.values()]))
+    before = (tmp_path / "dice-sets" / "holz.npz").read_bytes()
+    for argv, error in (
+            (["--forget-learnt"], "dice set 'holz' has learnt nothing at a table"),
+            (["--forget-learnt", "1=one.jpg"], "--forget-learnt takes no photos"),
+            ([], "give a photo of each face: VALUE=PHOTO")):
+        assert main(["teach", "--dice-set", "holz", *argv]) == 1
+        assert capsys.readouterr().err.startswith(f"kniffel teach: {error}")
+    assert (tmp_path / "dice-sets" / "holz.npz").read_bytes() == before
+
+
+def test_a_set_keeps_what_it_learnt_only_where_its_dice_look_unlike_its_own(
+        club: Club, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Played where it was taught, a set asks about dice it knows (faces alike): learning
+    them there would not help (web.learn.UNFAMILIAR_SHARE)."""
+    def taught(colours: list[tuple[int, int, int]]) -> DiceSet:
+        return DiceSet("holz", [1, 2] * (len(colours) // 2),
+                       np.stack([patch(c) for c in colours])).embedded_with(ColourEmbedder())
+
+    home = taught(list(HOME.values()))
+    assert home.recognised_share(taught([(0, 0, 190), (0, 190, 0)] * 3)) == 1.0
+    assert home.recognised_share(taught([*HOME.values(), *CLUB.values()])) == 0.5
+    assert not worth_learning(home, taught([(0, 0, 190), (0, 190, 0)]))
+    assert worth_learning(home, taught(list(CLUB.values())))
+    # The table's learner asks the same: here it is told every die looks familiar.
+    before = (club.table.folder / "dice-sets" / "holz.npz").read_bytes()
+    monkeypatch.setattr("web.learn.UNFAMILIAR_SHARE", 1.01)
+    while club.link.learner.thread is None:  # type: ignore[union-attr]
+        club.throw([1, 1, 2, 2, 1])
+    club.link.learner.thread.join(10)  # type: ignore[union-attr]
+    assert (club.table.folder / "dice-sets" / "holz.npz").read_bytes() == before
+    assert club.link.reader.dice_set.patch_values == [1, 2]  # type: ignore[attr-defined]
+    assert club.table.service.state()["notice"] is None
