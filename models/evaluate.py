@@ -377,7 +377,7 @@ def learnt_from_a_game(reader: Reader, taught: Any, game: list[Any]) -> tuple[An
         checked.add(frame, dice)
         if checked.enough(taught.faces):
             try:
-                addition = learn(reader, taught.name,
+                addition = learn(table, taught.name,  # as the table's reader finds them
                                  [Checked(frame, dice) for frame, dice in checked.throws])
                 if not worth_learning(taught, addition):
                     return None, f"known there after {throws} throws, nothing learnt"
