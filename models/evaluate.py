@@ -378,7 +378,7 @@ def learnt_from_a_game(reader: Reader, taught: Any, game: list[Any]) -> tuple[An
         if checked.enough(taught.faces):
             try:
                 addition = learn(table, taught.name,  # as the table's reader finds them
-                                 [Checked(frame, dice) for frame, dice in checked.throws])
+                                 [Checked(*throw) for throw in checked.throws])
                 if not worth_learning(taught, addition):
                     return None, f"known there after {throws} throws, nothing learnt"
                 return taught.adding(addition), f"learnt from {throws} throws there"
@@ -388,9 +388,11 @@ def learnt_from_a_game(reader: Reader, taught: Any, game: list[Any]) -> tuple[An
 
 
 def taught_at_two_tables(reader: Reader, seed: int, kind: str) -> dict[str, EvalResult]:
-    """`two_table_scenes` read with the set taught at the first table alone and with the
+    """`two_table_scenes` read with the set taught at the first table alone, with the
     same set added to at the second (DiceSet.adding; where it refuses the second table's
-    photos, the set stays as it was, and the row says so)."""
+    photos, the set stays as it was, and the row says so), and with the set as it learnt
+    from a game played at the second (`learnt_from_a_game`; as it was where it learnt
+    nothing, and the row says why)."""
     from vision.synth import render
     from vision.teach import DiceSetError
 
