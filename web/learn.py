@@ -121,17 +121,27 @@ class TableLearner:
             self._last = None
             self._checked = CheckedDice()
 
+    # Once it has learnt (or begun to), the learner is done for this start: it answers
+    # without its lock, which the learning holds while it saves the set, so neither the
+    # camera loop nor a phone's change waits for that.
+
     def observed(self, throw: ObservedThrow) -> None:
+        if self._done:
+            return
         with self._lock:
             self._last = throw
 
     def new_turn(self) -> None:
+        if self._done:
+            return
         with self._lock:
             self._last = None
 
     def scored(self, scored: Scored) -> None:
         """A throw entered in a box: where it is the camera's last reading of the turn,
         its dice as entered join the checked dice."""
+        if self._done:
+            return
         reader = self.reader()
         dice_set = getattr(reader, "dice_set", None)
         if not isinstance(dice_set, DiceSet) or len(dice_set.patch_values) >= MAX_DICE:
