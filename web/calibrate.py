@@ -28,6 +28,7 @@ from pathlib import Path
 from typing import Any
 
 from web.config import (
+    BUILTIN_DICE_SETS,
     TURN_DEGREES,
     CameraConfig,
     Config,
@@ -584,4 +585,7 @@ def _show(path: Path, config: Config) -> None:
     print("focus:      " + ("automatic" if cam.lens_position is None
                             else f"{cam.lens_position:g} dioptres "
                                  f"(about {_distance(cam.lens_position)})"))
-    print(f"dice set:   {table.dice_set}")
+    learns = "" if table.dice_set in BUILTIN_DICE_SETS else (
+        " (learns each table from the throws the players check)" if table.learn
+        else " (does not learn at tables: table.learn = false)")
+    print(f"dice set:   {table.dice_set}{learns}")

@@ -375,6 +375,16 @@ def test_teach_from_photos(conf: Path, tmp_path: Path, fake_teach: list[Any],
         cli("--teach", "holz", f"duck={tmp_path / 'nope.png'}")
     with pytest.raises(UserError, match="dice set name"):
         cli("--teach", "auto", "1=x.png")
+    capsys.readouterr()
+    assert cli() == 0  # what is set: a taught set learns each table (web.learn)
+    assert "dice set:   holz (learns each table from the throws the players check)" \
+        in capsys.readouterr().out
+    written = conf.read_text(encoding="utf-8")
+    assert "learn = true" in written  # the whole table section is written
+    conf.write_text(written.replace("learn = true", "learn = false"), encoding="utf-8")
+    assert cli() == 0
+    assert "dice set:   holz (does not learn at tables: table.learn = false)" \
+        in capsys.readouterr().out
 
 
 def test_teach_a_set_more_in_another_place(conf: Path, tmp_path: Path, fake_teach: list[Any],
