@@ -342,8 +342,7 @@ def checked_by_players(reading: Any, label: SceneLabel) -> list[tuple] | None:
     corrected (a find that is no die takes the value of a die the reader missed, as the
     players correct it). Dice that lean, lie on others or are cut by the frame are not
     taught (web.learn.NOT_TAUGHT); none where more dice are found than there are."""
-    from vision.evaluation import match
-    from vision.reading import TRUST_CONFIDENCE
+    from vision.evaluation import is_asked, match
     from web.learn import NOT_TAUGHT
 
     if len(reading.dice) > len(label.dice):
@@ -354,19 +353,18 @@ def checked_by_players(reading: Any, label: SceneLabel) -> list[tuple] | None:
     for i, die in enumerate(reading.dice):
         value = label.dice[pairs[i] if i in pairs else missed.pop(0)].value
         if die.flag not in NOT_TAUGHT:
-            unsure = die.value != value or die.flag is not None \
-                or die.confidence < TRUST_CONFIDENCE
+            unsure = die.value != value or is_asked(die)
             checked.append((die.x, die.y, value, unsure))
     return checked
 
 
 def learnt_from_a_game(reader: Reader, taught: Any, game: list[Any]) -> tuple[Any, str]:
     """`taught` played through the `game`'s throws (scenes), as the table learns from the
-    dice the players check (web.learn: CheckedDice.enough, worth_learning): the set that
+    dice the players check (web.learn: CheckedDice.enough, learnt_here): the set that
     learnt, or None, and how it went."""
     from vision.synth import render
-    from vision.teach import Checked, DiceSetError, learn
-    from web.learn import CheckedDice, worth_learning
+    from vision.teach import Checked, DiceSetError
+    from web.learn import CheckedDice, learnt_here
 
     table, checked = reader.reading(taught), CheckedDice()
     for throws, scene in enumerate(game, 1):
@@ -377,13 +375,13 @@ def learnt_from_a_game(reader: Reader, taught: Any, game: list[Any]) -> tuple[An
         checked.add(frame, dice)
         if checked.enough(taught.faces):
             try:
-                addition = learn(table, taught.name,  # as the table's reader finds them
-                                 [Checked(*throw) for throw in checked.throws])
-                if not worth_learning(taught, addition):
-                    return None, f"known there after {throws} throws, nothing learnt"
-                return taught.adding(addition), f"learnt from {throws} throws there"
+                learnt = learnt_here(table, taught, (Checked(*throw)
+                                                     for throw in checked.throws))
             except DiceSetError:
                 return None, f"refused after {throws} throws there"
+            if learnt is None:
+                return None, f"known there after {throws} throws, nothing learnt"
+            return learnt, f"learnt from {throws} throws there"
     return None, f"nothing learnt in {len(game)} throws there"
 
 

@@ -135,7 +135,7 @@ class DiceSet:
     labels: list[DieValue] = field(default_factory=list)  # one per stored embedding
     embeddings: np.ndarray = field(default_factory=lambda: np.zeros((0, 0), np.float32))
     #: Per taught die: learnt at a table from the throws people checked (`learn`), not
-    #: from photos (empty: none was).
+    #: from photos (empty: none was; `played` reads it).
     from_play: list[bool] = field(default_factory=list)
 
     @property
@@ -170,7 +170,7 @@ class DiceSet:
         return replace(self, patch_values=[self.patch_values[i] for i in indices],
                        patches=self.patches[list(indices)],
                        labels=[self.labels[r] for r in rows], embeddings=self.embeddings[rows],
-                       from_play=[played[i] for i in indices] if any(played) else [])
+                       from_play=[played[i] for i in indices])
 
     @property
     def played(self) -> list[bool]:
@@ -226,8 +226,7 @@ class DiceSet:
         first stored: as it is, unturned)."""
         if not len(dice.patch_values):
             return 1.0
-        plain = dice.embeddings[::dice.crops_per_die]
-        return float(np.mean((plain @ self.embeddings.T).max(axis=1) >= RECOGNISED))
+        return float(np.mean(self.values(dice.embeddings[::dice.crops_per_die])[2]))
 
     def look_alike(self) -> list[tuple[DieValue, DieValue]]:
         """The taught dice that lie nearer another face than their own, as (own face,
@@ -276,8 +275,7 @@ class DiceSet:
                        counted=self.counted and addition.counted,
                        labels=self.labels + addition.labels,
                        embeddings=np.concatenate([self.embeddings, addition.embeddings]),
-                       from_play=self.played + addition.played
-                       if any(self.played + addition.played) else [])
+                       from_play=self.played + addition.played)
 
     def save(self, state_dir: Path) -> Path:
         folder = state_dir / "dice-sets"
@@ -337,8 +335,7 @@ def load_dice_set(state_dir: Path, name: str) -> DiceSet:
             played = [bool(b) for b in data["from_play"]] if "from_play" in data else []
             return DiceSet(name, json.loads(str(data["patch_values"])), data["patches"],
                            "counted" in data and bool(data["counted"]), str(data["embedder"]),
-                           json.loads(str(data["labels"])), data["embeddings"],
-                           played if any(played) else [])
+                           json.loads(str(data["labels"])), data["embeddings"], played)
     except (OSError, ValueError, KeyError) as exc:
         if isinstance(exc, DiceSetError):
             raise
@@ -425,7 +422,7 @@ def teach(reader: Teacher, name: str, photos: Mapping[DieValue, Sequence[np.ndar
     values: list[DieValue] = []
     patches: list[np.ndarray] = []
     looks: list[Look] = []  # what the classifier reads in each taught die
-    no_die, tilted, stacked = (QUALITY.index(k) for k in ("no_die", "tilted", "stacked"))
+    no_die = QUALITY.index("no_die")
     # The classifier knows how pips look, not a new set's pictures: only for a pip set can
     # it weigh the finds of a photo taken close (Reader.finds).
     weigh = all(value in PIP_VALUES for value in photos)
@@ -440,14 +437,10 @@ def teach(reader: Teacher, name: str, photos: Mapping[DieValue, Sequence[np.ndar
         if not any(chosen):
             raise DiceSetError(f"no die found in the photos for {value!r}")
         for frame, dice in zip(frames, chosen, strict=True):
-            side = reader.side_faces([d.find for d in dice], frame.shape[1], frame.shape[0])
-            # A die leaning on or lying on another shows two faces, a die's side face found
-            # as a die shows another value, and the frame's edge cuts a die's face: where a
-            # photo has dice lying flat, seen from their top and whole, only those are taught.
-            height, width = frame.shape[:2]
-            flat = [d for d, away in zip(dice, side, strict=True)
-                    if d.quality[tilted] <= 0.5 and d.quality[stacked] <= 0.5 and not away
-                    and not reader.cut_by_edge(d.find, width, height)]
+            # Where a photo has dice lying flat, seen from their top and whole, only those
+            # are taught.
+            flat = [d for d, lies_flat in zip(dice, flat_ones(reader, dice, frame),
+                                              strict=True) if lies_flat]
             dice = sized_alike(flat or dice)
             looks.extend(dice)
             patches.extend(patch_of(frame, d.find) for d in dice)
@@ -479,14 +472,13 @@ def learn(reader: Teacher, name: str, throws: Iterable[Checked]) -> DiceSet:
     values: list[DieValue] = []
     patches: list[np.ndarray] = []
     looks: list[Look] = []
-    tilted, stacked = (QUALITY.index(k) for k in ("tilted", "stacked"))
     for frame_as_taken, dice in throws:
         if not dice:
             continue
         height, width = frame_as_taken.shape[:2]
         frame = reader.upright(frame_as_taken)
         seen = _looked_at(reader, frame, weigh=all(v in PIP_VALUES for _, _, v in dice))
-        side = reader.side_faces([d.find for d in seen], frame.shape[1], frame.shape[0])
+        flat = flat_ones(reader, seen, frame)
         for x, y, value in dice:
             x, y = reader.upright_point(x, y, width, height)
             near = [(math.hypot(d.find.x - x, d.find.y - y), k) for k, d in enumerate(seen)]
@@ -494,9 +486,7 @@ def learn(reader: Teacher, name: str, throws: Iterable[Checked]) -> DiceSet:
                 continue
             distance, k = min(near)
             d = seen[k]
-            if distance > d.find.size / 2 or side[k] or d.quality[tilted] > 0.5 \
-                    or d.quality[stacked] > 0.5 \
-                    or reader.cut_by_edge(d.find, frame.shape[1], frame.shape[0]):
+            if distance > d.find.size / 2 or not flat[k]:
                 continue
             looks.append(d)
             patches.append(patch_of(frame, d.find))
@@ -514,6 +504,18 @@ def learn(reader: Teacher, name: str, throws: Iterable[Checked]) -> DiceSet:
     mistaken = {i for i, _ in learnt._nearer_other_faces()}
     kept = learnt.keeping([i for i in range(len(learnt.patch_values)) if i not in mistaken])
     return replace(kept, from_play=[True] * len(kept.patch_values))
+
+
+def flat_ones(reader: Teacher, dice: Sequence[Look], frame: np.ndarray) -> list[bool]:
+    """Per find of `frame`: does it lie flat, seen from its top and whole? A die leaning on
+    or lying on another shows two faces, a die's side face found as a die shows another
+    value, and the frame's edge cuts a die's face: none of them is taught as it looks."""
+    tilted, stacked = (QUALITY.index(k) for k in ("tilted", "stacked"))
+    height, width = frame.shape[:2]
+    side = reader.side_faces([d.find for d in dice], width, height)
+    return [d.quality[tilted] <= 0.5 and d.quality[stacked] <= 0.5 and not away
+            and not reader.cut_by_edge(d.find, width, height)
+            for d, away in zip(dice, side, strict=True)]
 
 
 def patch_of(frame: np.ndarray, find: Candidate) -> np.ndarray:

@@ -335,10 +335,11 @@ def forget_play(name: str, folder: Path | None = None) -> str:
     directory `folder` (default: state_dir()); what is said of it."""
     from vision.teach import DiceSetError, load_dice_set
 
+    folder = folder or state_dir()
     try:
-        dice_set = load_dice_set(folder or state_dir(), name)
+        dice_set = load_dice_set(folder, name)
         kept = dice_set.forgetting_play()
-        kept.save(folder or state_dir())
+        kept.save(folder)
     except DiceSetError as exc:
         raise CalibrationError(str(exc)) from None
     forgotten = len(dice_set.patch_values) - len(kept.patch_values)

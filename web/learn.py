@@ -21,7 +21,7 @@ import contextlib
 import logging
 import threading
 from collections import Counter
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -29,7 +29,8 @@ from typing import Any
 import cv2
 import numpy as np
 
-from vision.reading import FLAGS, TRUST_CONFIDENCE, DieValue
+from vision.evaluation import is_asked
+from vision.reading import FLAGS, DieValue
 from vision.teach import Checked, DiceSet, DiceSetError, learn, load_dice_set
 from vision.watch import ObservedThrow
 from web.service import DICE, Scored
@@ -69,6 +70,15 @@ def worth_learning(dice_set: DiceSet, learnt: DiceSet) -> bool:
     """Whether the set should keep the dice it `learnt` here: enough of them look unlike
     its own dice (UNFAMILIAR_SHARE)."""
     return 1.0 - dice_set.recognised_share(learnt) >= UNFAMILIAR_SHARE
+
+
+def learnt_here(reader: Any, dice_set: DiceSet, throws: Iterable[Checked]) -> DiceSet | None:
+    """`dice_set` with the dice checked in `throws` added (vision.teach.learn, as `reader`,
+    the table's reader of the set, finds them), or None where it should not keep them
+    (worth_learning). Raises DiceSetError where the dice cannot be taught
+    (vision.teach.learn, DiceSet.adding). `make eval` learns by it too."""
+    addition = learn(reader, dice_set.name, throws)
+    return dice_set.adding(addition) if worth_learning(dice_set, addition) else None
 
 
 @dataclass
@@ -171,12 +181,11 @@ class TableLearner:
                                             cv2.IMREAD_COLOR)) is not None)
         count = sum(len(dice) for _, dice in checked)
         try:
-            addition = learn(reader, dice_set.name, throws)
-            if not worth_learning(dice_set, addition):
+            learnt = learnt_here(reader, dice_set, throws)
+            if learnt is None:
                 log.info("dice set %r knows how its dice look here: nothing learnt from %d "
                          "checked dice", dice_set.name, count)
                 return
-            learnt = dice_set.adding(addition)
         except Exception as exc:  # the game goes on whatever learning meets
             log.info("dice set %r did not learn from %d checked dice: %s", dice_set.name,
                      count, exc)
@@ -226,6 +235,6 @@ def checked_dice(throw: ObservedThrow, scored: Scored) -> list[CheckedDie] | Non
             continue  # a die the camera did not see (a placeholder)
         if die.flag in NOT_TAUGHT:
             continue
-        unsure = corrected or die.flag is not None or die.confidence < TRUST_CONFIDENCE
+        unsure = corrected or is_asked(die)
         out.append((die.x, die.y, value, unsure))
     return out
