@@ -18,7 +18,7 @@ import json
 import math
 import re
 from collections import Counter
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from functools import cached_property
 from pathlib import Path
@@ -332,10 +332,10 @@ def load_dice_set(state_dir: Path, name: str) -> DiceSet:
             if "patches" not in data:
                 raise DiceSetError(f"dice set {name!r} was taught by an older version that "
                                    f"kept no photos of the dice; teach it again")
-            played = [bool(b) for b in data["from_play"]] if "from_play" in data else []
             return DiceSet(name, json.loads(str(data["patch_values"])), data["patches"],
                            "counted" in data and bool(data["counted"]), str(data["embedder"]),
-                           json.loads(str(data["labels"])), data["embeddings"], played)
+                           json.loads(str(data["labels"])), data["embeddings"],
+                           _played(data))
     except (OSError, ValueError, KeyError) as exc:
         if isinstance(exc, DiceSetError):
             raise
@@ -345,17 +345,32 @@ def load_dice_set(state_dir: Path, name: str) -> DiceSet:
 def taught_sets(state_dir: Path) -> dict[str, list[DieValue]]:
     """The dice sets taught in `state_dir`, each with its faces (a damaged file is left
     out: loading it says why)."""
-    sets: dict[str, list[DieValue]] = {}
+    return {name: list(dict.fromkeys(values)) for name, values, _ in _saved_sets(state_dir)}
+
+
+def learnt_at_tables(state_dir: Path) -> dict[str, int]:
+    """How many dice each set taught in `state_dir` learnt at tables (web.learn): the
+    sets that learnt any, which DiceSet.forgetting_play can take back."""
+    return {name: sum(played) for name, _, played in _saved_sets(state_dir) if any(played)}
+
+
+def _saved_sets(state_dir: Path) -> Iterator[tuple[str, list[DieValue], list[bool]]]:
+    """Each set saved in `state_dir`: its name, its dice's faces and which of them were
+    learnt at a table, read without their patches."""
     for path in sorted((state_dir / "dice-sets").glob("*.npz")):
         if not NAME_PATTERN.match(path.stem):  # a save that never finished (DiceSet.save)
             continue
         try:
             with np.load(path) as data:
-                values = json.loads(str(data["patch_values"]))
+                values, played = json.loads(str(data["patch_values"])), _played(data)
         except (OSError, ValueError, KeyError):
             continue
-        sets[path.stem] = list(dict.fromkeys(values))
-    return sets
+        yield path.stem, values, played
+
+
+def _played(data: Mapping[str, np.ndarray]) -> list[bool]:
+    """A saved set's `from_play` (sets saved before 2026-11-27 have none: [])."""
+    return [bool(b) for b in data["from_play"]] if "from_play" in data else []
 
 
 def parse_value(text: str) -> DieValue:

@@ -440,6 +440,18 @@ def make_blueprint() -> Blueprint:
                                      body.get("add", False))
         return {**calibration_state(), "taught": taught}
 
+    @api.post("/calibration/forget-learnt")
+    @needs_phone
+    def calibrate_forget_learnt() -> Any:
+        forgot = calibration().forget_learnt(body_object().get("name"))
+        return {**calibration_state(), "forgot": forgot}
+
+    @api.post("/calibration/learn")
+    @needs_phone
+    def calibrate_learn() -> Any:
+        calibration().set_learn(body_object().get("learn"))
+        return calibration_state()
+
     @api.get("/stats")
     def stats() -> Any:
         return {"players": ctx().service.stats()}

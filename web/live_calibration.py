@@ -11,6 +11,8 @@ needs a restart.
     calibration.check()                          # five dice read?
     calibration.capture(phone, name, face) ...   # one picture per face, then
     calibration.teach(phone, name, faces)        # the new dice set, in use at once
+    calibration.forget_learnt(name)              # what a set learnt at tables, taken back
+    calibration.set_learn(False)                 # taught sets learn no table (table.learn)
 
 Every change is written to config.toml the way the CLI writes it (with_changes, then
 save_config) and only then used by the running camera loop; a refused change leaves both
@@ -39,6 +41,7 @@ from web.calibrate import (
     camera_controls,
     capture,
     check_reading,
+    forget_play,
     inside,
     locked,
     metadata,
@@ -110,7 +113,7 @@ class LiveCalibration:
     # ---- what the page shows -----------------------------------------------------------
 
     def describe(self) -> dict[str, Any]:
-        from vision.teach import taught_sets
+        from vision.teach import learnt_at_tables, taught_sets
 
         cam, table = self.config.camera, self.config.table
         watcher = self._running()
@@ -128,6 +131,8 @@ class LiveCalibration:
             "dice_set": table.dice_set,
             "faces": {"pips": list(PIPS), "animals": list(ANIMALS)},
             "taught_sets": taught_sets(self.folder),
+            "learn": table.learn,
+            "learnt": learnt_at_tables(self.folder),
             "config": str(self.path),
         }
 
@@ -261,6 +266,32 @@ class LiveCalibration:
         return {"name": name, "dice": [{"face": f, "count": taught.counts.get(f, 0)}
                                        for f in chosen], "before": taught.before,
                 "warnings": taught.doubts}
+
+    def forget_learnt(self, name: object) -> dict[str, Any]:
+        """Dice set `name` without the dice it learnt at tables (web.learn), saved; where
+        the table reads with it, from the next throw on without them."""
+        name = set_name(name)
+        self.begin()
+        try:
+            with self._lock:
+                said = forget_play(name, self.folder)
+                if name != self.config.table.dice_set:
+                    return {"name": name, "message": said}
+                reader = self.make_reader(self.config)
+        except CalibrationError as exc:
+            raise CannotCalibrate(str(exc)) from None
+        except Exception as exc:  # missing models, a set that will not load
+            raise CannotCalibrate(f"the dice reader failed: {one_line(exc)}") from None
+        if self.link is not None:
+            self.link.use(self.config, reader)
+        return {"name": name, "message": said}
+
+    def set_learn(self, learn: object) -> None:
+        """Whether taught sets learn the table from the dice people check (table.learn)."""
+        if not isinstance(learn, bool):
+            raise BadRequest("learn must be true or false")
+        self.begin()
+        self._save(table={"learn": learn})
 
     # ---- helpers -----------------------------------------------------------------------
 

@@ -279,6 +279,18 @@ def spec() -> dict[str, Any]:
                                        "dice seen in the throw area"},
                 "captured": {"type": "array", "items": FACE},
                 "picture": {"type": "string"}}}),
+        "/api/calibration/forget-learnt": _calibrate(
+            "Take back what a taught dice set learnt at tables",
+            "The dice it learnt from the throws people checked (`learnt`) are dropped; what "
+            "its pictures taught stays. The table's set reads without them from now on.",
+            {"required": ["name"], "properties": {"name": {"type": "string"}}},
+            {"allOf": [_ref("Calibration"), {"type": "object", "properties": {
+                "forgot": {"type": "object", "properties": {
+                    "name": {"type": "string"}, "message": {"type": "string"}}}}}]}),
+        "/api/calibration/learn": _calibrate(
+            "Whether taught dice sets learn the table from the throws people check",
+            "Saved to config.toml as table.learn.",
+            {"required": ["learn"], "properties": {"learn": {"type": "boolean"}}}),
         "/api/calibration/teach": _calibrate(
             "Teach the dice set from the captured pictures and read with it from now on",
             "Saved in the state directory's dice-sets; config.toml's table.dice_set names it.",
@@ -403,6 +415,11 @@ def spec() -> dict[str, Any]:
                     "taught_sets": {"type": "object", "description": "the dice sets taught "
                                     "here, each with its faces", "additionalProperties": {
                                         "type": "array", "items": FACE}},
+                    "learn": {"type": "boolean", "description": "whether taught sets learn "
+                              "the table from the throws people check (table.learn)"},
+                    "learnt": {"type": "object", "description": "the dice each set learnt "
+                               "at tables (sets that learnt none are left out)",
+                               "additionalProperties": {"type": "integer"}},
                     "config": {"type": "string", "description": "the config.toml written"}}},
                 "Session": {"type": "object", "properties": {
                     "joined": {"type": "boolean"}, "phone": {"type": ["object", "null"]}}},

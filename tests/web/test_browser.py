@@ -570,6 +570,47 @@ def test_calibrate_from_a_phone_mark_the_throw_area_on_the_picture_and_check(
     assert not errors, errors
 
 
+def test_a_phone_takes_back_what_a_set_learnt_at_tables_and_stops_the_learning(
+        calibration_table: Any, browsers: tuple[Any, Any]) -> None:
+    from dataclasses import replace
+
+    from tests.web.test_live_calibration import BRIGHT, DARK
+    from vision.teach import load_dice_set
+    from web.config import load_config
+
+    expect = playwright_api.expect
+    running = calibration_table
+    for face, shade in ((1, DARK), (6, BRIGHT)):
+        running.camera.lay(shade)
+        running.calibration.capture("setup", "holz", face)
+    running.calibration.teach("setup", "holz", [1, 6])
+    folder = running.table.folder
+    # As if its 6s had been learnt at a table (web.learn marks them so).
+    replace(load_dice_set(folder, "holz"), from_play=[False] * 5 + [True] * 5).save(folder)
+    errors: list[str] = []
+    phone = open_calibrate(running, browsers, errors)
+    expect(phone.locator("#c-learn")).to_have_text("ja")
+    forget = phone.locator("#c-forget")
+    expect(forget).to_have_text("↺ Vergessen, was „holz“ an Tischen gelernt hat (5 Würfel)")
+    shot(phone, "35-phone-calibrate-learnt", full=True)
+    forget.tap()  # once: it asks
+    expect(forget).to_have_text("Wirklich vergessen? Nochmal tippen.")
+    assert load_dice_set(folder, "holz").played == [False] * 5 + [True] * 5
+    forget.tap()
+    expect(phone.locator("#toast")).to_have_text(
+        "„holz“ hat vergessen, was es an Tischen gelernt hat – der Tisch liest nur noch mit "
+        "dem Angelernten.")
+    expect(phone.locator("#c-forget")).to_have_count(0)
+    assert load_dice_set(folder, "holz").patch_values == [1] * 5
+    assert running.watcher.reader.dice_set.patch_values == [1] * 5
+
+    phone.locator("#c-learn-now").tap()
+    expect(phone.locator("#c-learn")).to_have_text("nein")
+    expect(phone.locator("#c-learn-now")).to_have_text("Aus geprüften Würfen lernen lassen")
+    assert load_config(running.path)[0].table.learn is False
+    assert not errors, errors
+
+
 def test_teach_a_dice_set_from_a_phone_face_by_face(
         calibration_table: Any, browsers: tuple[Any, Any],
         monkeypatch: pytest.MonkeyPatch) -> None:

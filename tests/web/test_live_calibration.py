@@ -524,6 +524,54 @@ def test_a_taught_set_learns_more_in_another_place_and_keeps_what_it_knew(
     assert resp.json["taught_sets"] == {"holz": [1, 6]}
 
 
+def test_what_a_set_learnt_at_tables_is_taken_back_and_learning_turned_off_from_the_page(
+        usb: Running) -> None:
+    """The page's Calibrate offers what `kniffel teach --forget-learnt` and config.toml's
+    table.learn do: the set keeps what its pictures taught, the running table reads with
+    that at once; a refusal is one line and changes nothing."""
+    from vision.teach import load_dice_set
+
+    phone = usb.phone()
+    post(phone, "/begin")
+    for face, shade in ((1, DARK), (6, BRIGHT)):
+        usb.camera.lay(shade)
+        post(phone, "/teach/capture", {"name": "holz", "face": face})
+    state = post(phone, "/teach", {"name": "holz", "faces": [1, 6]}).json
+    assert state["learn"] is True and state["learnt"] == {}
+    folder = usb.table.folder
+    taught = load_dice_set(folder, "holz")
+    # As if its 6s had been learnt at a table (web.learn marks them so).
+    replace(taught, from_play=[False] * 5 + [True] * 5).save(folder)
+    assert phone.client.get("/api/calibration").json["learnt"] == {"holz": 5}
+
+    resp = post(phone, "/forget-learnt", {"name": "holz"})
+    assert resp.status_code == 200, resp.json
+    assert resp.json["forgot"] == {"name": "holz", "message": (
+        "dice set 'holz' forgot the 5 dice it learnt at tables; it keeps the 5 its photos "
+        "taught")}
+    assert resp.json["learnt"] == {}
+    assert load_dice_set(folder, "holz").patch_values == [1] * 5
+    assert usb.watcher.reader.dice_set.patch_values == [1] * 5  # read without them now
+    saved = (folder / "dice-sets" / "holz.npz").read_bytes()
+    for body, status, says in (
+            ({"name": "holz"}, 422, "dice set 'holz' has learnt nothing at a table"),
+            ({"name": "eiche"}, 422, "no dice set 'eiche' (taught: holz)"),
+            ({"name": "auto"}, 400, "dice set name 'auto'"),
+            ({}, 400, "name must be")):
+        refused(post(phone, "/forget-learnt", body), status, says)
+    assert (folder / "dice-sets" / "holz.npz").read_bytes() == saved
+
+    resp = post(phone, "/learn", {"learn": False})
+    assert resp.status_code == 200, resp.json
+    assert resp.json["learn"] is False
+    assert load_config(usb.path)[0].table.learn is False
+    assert usb.link.config.table.learn is False  # the table's learner asks this
+    refused(post(phone, "/learn", {"learn": "no"}), 400, "learn must be true or false")
+    assert load_config(usb.path)[0].table.learn is False
+    assert post(phone, "/learn", {"learn": True}).json["learn"] is True
+    assert usb.link.config.table.learn is True
+
+
 def test_a_set_taught_with_an_older_embedder_is_embedded_again_and_kept(
         tmp_path: Path) -> None:
     """After a model update the table embeds the set's stored dice with the new embedder

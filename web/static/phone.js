@@ -501,6 +501,9 @@
       <button class="secondary wide" id="c-lock">${c.exposure ? "🔓 " + t("calib_unlock") : "🔒 " + t("calib_lock")}</button>
       <button class="secondary wide" id="c-focus">◎ ${t("calib_focus_now")}</button>` :
       `<p class="hint" id="c-no-controls">${t("calib_no_controls", {kind: c.camera.kind})}</p>`;
+    // Learning at tables (web.learn) is a taught set's: the built-in readers learn nothing.
+    const taught = c.dice_set in (c.taught_sets || {});
+    const learnt = taught && (c.learnt || {})[c.dice_set];
     openSheet(`<h3>🎯 ${t("calibrate")}</h3>
       <p class="hint">${t("calib_paused")}</p>
       <dl class="calib-summary">
@@ -510,6 +513,7 @@
         <dt>${t("calib_focus")}</dt><dd>${c.lens_position === null ? t("calib_auto") : k.esc(c.lens_position) + " dpt"}</dd>
         <dt>${t("calib_turn")}</dt><dd id="c-turn">${t("calib_turn_value", {deg: c.turn})}</dd>
         <dt>${t("calib_dice_set")}</dt><dd id="c-dice-set">${k.esc(c.dice_set)}</dd>
+        ${taught ? `<dt>${t("calib_learn")}</dt><dd id="c-learn">${t(c.learn ? "calib_yes" : "calib_no")}</dd>` : ""}
       </dl>
       <div class="menu">
         <button class="secondary wide" id="c-areas">▭ ${t("calib_areas")}</button>
@@ -520,11 +524,29 @@
         <p class="hint">${t("calib_check_hint")}</p>
         <div id="c-check-result" class="calib-result" hidden></div>
         <button class="secondary wide" id="c-teach">🎲 ${t("calib_teach")}</button>
+        ${taught ? `<button class="secondary wide" id="c-learn-now">${t(c.learn ? "calib_learn_off" : "calib_learn_on")}</button>
+        <p class="hint">${t("calib_learn_hint")}</p>` : ""}
+        ${learnt ? `<button class="secondary wide" id="c-forget">↺ ${t("calib_forget", {name: c.dice_set, n: learnt})}</button>` : ""}
         <button class="primary wide" data-close>${t("calib_done")}</button>
       </div>`, (body) => {
       body.querySelector("[data-close]").onclick = closeSheet;
       body.querySelector("#c-areas").onclick = calibrateAreas;
       body.querySelector("#c-teach").onclick = teachName;
+      if (taught) {
+        body.querySelector("#c-learn-now").onclick = (e) => calibSave(e.currentTarget, "/api/calibration/learn", {learn: !c.learn});
+      }
+      if (learnt) {
+        // Forgetting cannot be undone (the dice are gone): a second tap makes sure.
+        body.querySelector("#c-forget").onclick = (e) => {
+          const button = e.currentTarget;
+          if (!button.dataset.sure) {
+            button.dataset.sure = "1";
+            button.textContent = k.t("calib_forget_sure");
+            return;
+          }
+          calibSave(button, "/api/calibration/forget-learnt", {name: c.dice_set}, k.t("calib_forgot", {name: c.dice_set}));
+        };
+      }
       body.querySelector("#c-turn-now").onclick = (e) => calibSave(e.currentTarget, "/api/calibration/turn", {turn: (c.turn + 90) % 360});
       if (c.camera.controls) {
         body.querySelector("#c-lock").onclick = (e) => calibSave(e.currentTarget, "/api/calibration/exposure", {locked: !c.exposure});
