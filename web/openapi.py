@@ -382,7 +382,10 @@ def spec() -> dict[str, Any]:
                     "block": _ref("Block"),
                     "sheet": {"type": "object"},
                     "pending": {"type": ["object", "null"],
-                                "description": "a throw the camera could not trust"},
+                                "description": "a throw the camera could not trust; "
+                                               "`teach_here`: the taught dice set recognised "
+                                               "none of its dice (other light or camera), so "
+                                               "teaching it here too (Calibrate) helps"},
                     "last_throw": {"type": ["object", "null"]},
                     "suggested": {"type": ["object", "null"]},
                     "undo": {"type": ["object", "null"]},

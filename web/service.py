@@ -31,7 +31,7 @@ from game import (
 from game.board import Game
 from game.core import Announce, Entry, Face, Throw
 from game.rules import RULESETS, VARIANTS, Rules
-from vision.reading import count_of_dice
+from vision.reading import count_of_dice, teach_again
 from web.store import Event, StaleVersionError, Store
 
 DICE = 5
@@ -188,7 +188,8 @@ class Pending:
     def to_json(self) -> dict[str, Any]:
         return {"dice": self.dice, "flags": self.flags, "confidence": self.confidence,
                 "problems": self.problems, "held": self.held,
-                "complete": self.complete, "replaces": self.replaces}
+                "complete": self.complete, "replaces": self.replaces,
+                "teach_here": bool(teach_again(self.problems))}
 
     @property
     def complete(self) -> bool:

@@ -507,6 +507,14 @@ def calibration_table(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterat
 
 def open_calibrate(running: Any, browsers: tuple[Any, Any], errors: list[str]) -> Any:
     """A joined phone with the calibrate sheet open."""
+    phone = joined_phone(running, browsers, errors)
+    phone.locator("#menu-button").tap()
+    phone.locator("#m-calibrate").tap()
+    return phone
+
+
+def joined_phone(running: Any, browsers: tuple[Any, Any], errors: list[str]) -> Any:
+    """A phone joined to the table, showing its page."""
     _, phone_ctx = browsers
     joined = phone_ctx.request.post(running.url + "/api/session",
                                     headers={"Origin": running.url},
@@ -515,8 +523,6 @@ def open_calibrate(running: Any, browsers: tuple[Any, Any], errors: list[str]) -
     phone = first_page(phone_ctx, errors, "phone")
     phone.goto(running.url + "/phone")
     playwright_api.expect(phone.locator("#who")).to_contain_text("Anna")
-    phone.locator("#menu-button").tap()
-    phone.locator("#m-calibrate").tap()
     return phone
 
 
@@ -608,6 +614,39 @@ def test_a_phone_takes_back_what_a_set_learnt_at_tables_and_stops_the_learning(
     expect(phone.locator("#c-learn")).to_have_text("nein")
     expect(phone.locator("#c-learn-now")).to_have_text("Aus geprüften Würfen lernen lassen")
     assert load_config(running.path)[0].table.learn is False
+    assert not errors, errors
+
+
+def test_a_throw_the_taught_set_does_not_know_offers_teaching_it_here(
+        calibration_table: Any, browsers: tuple[Any, Any],
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """Dice unlike every teaching photo (vision.reader's warning): the pending throw's
+    button opens teaching, adding to the set the table reads."""
+    import vision.reader
+    from tests.web.test_live_calibration import BRIGHT, DARK, ShadeEmbedder
+
+    expect = playwright_api.expect
+    monkeypatch.setattr(vision.reader, "OnnxEmbedder", lambda threads=1: ShadeEmbedder())
+    running = calibration_table
+    for face, shade in ((1, DARK), (6, BRIGHT)):
+        running.camera.lay(shade)
+        running.calibration.capture("setup", "holz", face)
+    running.calibration.teach("setup", "holz", [1, 6])
+    running.calibration.end()
+    errors: list[str] = []
+    phone = joined_phone(running, browsers, errors)
+    running.camera.throw(128)  # grey: neither the taught dark 1s nor the bright 6s
+    teach_here = phone.locator("#teach-here")
+    expect(teach_here).to_have_text("🎲 Würfelsatz hier dazulernen lassen", timeout=10_000)
+    expect(phone.locator("#pending")).to_contain_text("none of the 5 dice looks like the "
+                                                      "teaching photos of dice set 'holz'")
+    shot(phone, "36-phone-teach-here", full=True)
+    teach_here.tap()
+    expect(phone.locator("#t-name")).to_have_value("holz")
+    expect(phone.locator("#t-known")).to_contain_text(
+        "Diesen Würfelsatz kennt der Tisch schon (2 Seiten).")
+    phone.locator("#t-start").tap()
+    expect(phone.locator("#sheet h3")).to_contain_text("Seite 1 von 6")  # every pip face
     assert not errors, errors
 
 

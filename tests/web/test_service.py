@@ -99,6 +99,21 @@ def test_problems_from_the_watcher_ask_and_rethrow_drops(table: Table) -> None:
     assert s["block"]["turn"]["throws"][0]["dice"] == [6, 6, 6, 6, 6]
 
 
+def test_a_throw_whose_dice_the_taught_set_does_not_know_offers_teaching_it_here(
+        table: Table) -> None:
+    """The reader's warning that a taught set recognises none of the dice (vision.reader
+    `_warnings`, ending in TEACH_AGAIN) makes the pending throw say `teach_here`: the phone
+    offers to teach the set at this table."""
+    from vision.reading import TEACH_AGAIN
+
+    unlike = ("none of the 5 dice looks like the teaching photos of dice set 'holz' (other "
+              f"light or camera?): if the table asks about most dice, {TEACH_AGAIN}")
+    table.service.observe_throw(observed([6, 6, 6, 6, 6], problems=[unlike]))
+    assert table.service.state()["pending"]["teach_here"] is True
+    table.service.observe_throw(observed([6, 6, 6, 6, 5], problems=["die 3 is tilted"]))
+    assert table.service.state()["pending"]["teach_here"] is False
+
+
 def test_a_new_throw_replaces_a_pending_one(table: Table) -> None:
     table.service.observe_throw(observed([1, 2, 3], problems=[]))
     table.service.observe_throw(observed([4, 4, 4, 5, 5]))

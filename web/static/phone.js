@@ -120,9 +120,11 @@
       pend.innerHTML = `<strong>${k.esc(k.t("pending_title"))}</strong>
         <p>${k.pendingLines(state.pending).map(k.esc).join("<br>")}</p><p class="hint">${k.esc(k.t("pending_hint"))}</p>
         <div class="row-buttons"><button class="primary" id="accept" ${state.pending.complete ? "" : "disabled"}>${k.esc(k.t("accept"))}</button>
-        <button class="secondary" id="dismiss">${k.esc(k.t("rethrow"))}</button></div>`;
+        <button class="secondary" id="dismiss">${k.esc(k.t("rethrow"))}</button></div>
+        ${state.pending.teach_here ? `<button class="secondary wide" id="teach-here">🎲 ${k.esc(k.t("teach_here"))}</button>` : ""}`;
       $("accept").onclick = () => send("accept", {});
       $("dismiss").onclick = () => send("dismiss", {});
+      if (state.pending.teach_here) $("teach-here").onclick = teachHere;
     } else {
       pend.hidden = true;
     }
@@ -614,6 +616,15 @@
         {throw_area: points.throw, keep_area: points.keep});
       draw(body);
     });
+  }
+
+  /* The taught set recognised none of a throw's dice (other light or camera): teach it
+     here too, straight into adding to the set the table reads. */
+  async function teachHere() {
+    await calibrateSheet();
+    if (!calib || !calib.camera.available || !(calib.dice_set in (calib.taught_sets || {}))) return;
+    localStorage.setItem("kniffel-dice-set", calib.dice_set);
+    teachName();
   }
 
   /* Teaching a dice set: a name and pips or animals, then one picture per face. A name
