@@ -566,6 +566,8 @@ def _size(config: Config) -> str:
 
 def _show(path: Path, config: Config) -> None:
     """What is calibrated so far, and what is missing."""
+    from vision.teach import learnt_at_tables
+
     cam, table = config.camera, config.table
 
     def area(points: Iterable[Point]) -> str:
@@ -590,3 +592,7 @@ def _show(path: Path, config: Config) -> None:
         " (learns each table from the throws the players check)" if table.learn
         else " (does not learn at tables: table.learn = false)")
     print(f"dice set:   {table.dice_set}{learns}")
+    learnt = learnt_at_tables(state_dir()).get(table.dice_set)
+    if learnt:
+        print(f"            {learnt} dice learnt at tables (kniffel teach --dice-set "
+              f"{table.dice_set} --forget-learnt takes them back)")

@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import sys
 import types
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -12,6 +13,7 @@ import numpy as np
 import pytest
 
 from vision.reading import DieReading, Reading
+from vision.teach import load_dice_set
 from web import calibrate
 from web.calibrate import (
     CalibrationError,
@@ -385,6 +387,11 @@ def test_teach_from_photos(conf: Path, tmp_path: Path, fake_teach: list[Any],
     assert cli() == 0
     assert "dice set:   holz (does not learn at tables: table.learn = false)" \
         in capsys.readouterr().out
+    state = tmp_path / "state"  # as if its lions had been learnt at a table (web.learn)
+    replace(load_dice_set(state, "holz"), from_play=[False] * 5 + [True] * 5).save(state)
+    assert cli() == 0
+    assert ("            5 dice learnt at tables (kniffel teach --dice-set holz "
+            "--forget-learnt takes them back)") in capsys.readouterr().out
 
 
 def test_teach_a_set_more_in_another_place(conf: Path, tmp_path: Path, fake_teach: list[Any],
@@ -392,8 +399,6 @@ def test_teach_a_set_more_in_another_place(conf: Path, tmp_path: Path, fake_teac
     """`--add` keeps the set's earlier dice beside the new ones; without it a set of the
     name is replaced. An addition shows every face of the set, else nothing changes."""
     import cv2
-
-    from vision.teach import load_dice_set
 
     photos = []
     for name, shade in (("duck", 100), ("lion", 150), ("cat", 200)):
