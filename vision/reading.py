@@ -166,6 +166,16 @@ class SceneLabel:
                    height=int(obj["height"]), dice=dice)
 
 
+#: Flags in the words the table shows.
+FLAG_WORDS = {"tilted": "is tilted", "stacked": "lies on or against another die",
+              "cut": "is cut off at the edge of the picture", "unreadable": "cannot be read"}
+
+
+def die_problem(index: int, flag: str) -> str:
+    """Why die `index` (from 0) of a throw needs a person, from its flag (FLAG_WORDS)."""
+    return f"die {index + 1} {FLAG_WORDS.get(flag, flag)}"
+
+
 def teach_again(warnings: Sequence[str]) -> list[str]:
     """The warnings of a reading that say its taught set's dice look unlike the set's
     teaching photos (TEACH_AGAIN)."""

@@ -35,6 +35,7 @@ from vision.reading import (
     DieValue,
     Reading,
     count_of_dice,
+    die_problem,
     teach_again,
 )
 from vision.settle import MOVING, NUDGED, QUIET, SETTLED, SettleDetector, SettleEvent
@@ -45,9 +46,6 @@ Point = tuple[float, float]
 EXPECTED_DICE = 5
 #: A die within this share of its size of where a die of the same value lay has not moved.
 UNMOVED = 0.3
-#: Flags in the words the table shows.
-FLAG_WORDS = {"tilted": "is tilted", "stacked": "lies on or against another die",
-              "cut": "is cut off at the edge of the picture", "unreadable": "cannot be read"}
 PREVIEW_WIDTH = 960
 
 
@@ -177,10 +175,8 @@ def problems_of(slots: Sequence[DieReading | None], expected: int = EXPECTED_DIC
     for i, die in enumerate(slots):
         if die is None:
             continue
-        if die.flag:
-            out.append(f"die {i + 1} {FLAG_WORDS.get(die.flag, die.flag)}")
-        elif die.value is None:
-            out.append(f"die {i + 1} cannot be read")
+        if die.flag or die.value is None:
+            out.append(die_problem(i, die.flag or "unreadable"))
     return out
 
 

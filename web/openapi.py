@@ -382,10 +382,12 @@ def spec() -> dict[str, Any]:
                     "block": _ref("Block"),
                     "sheet": {"type": "object"},
                     "pending": {"type": ["object", "null"],
-                                "description": "a throw the camera could not trust; "
-                                               "`teach_here`: the taught dice set recognised "
-                                               "none of its dice (other light or camera), so "
-                                               "teaching it here too (Calibrate) helps"},
+                                "description": "a throw the camera could not trust: "
+                                               "`flags` per die, `problems` what else needs "
+                                               "a look; `teach_here`: the taught dice set "
+                                               "recognised none of its dice (other light or "
+                                               "camera), so teaching it here too "
+                                               "(Calibrate) helps"},
                     "last_throw": {"type": ["object", "null"]},
                     "suggested": {"type": ["object", "null"]},
                     "undo": {"type": ["object", "null"]},

@@ -31,7 +31,7 @@ from game import (
 from game.board import Game
 from game.core import Announce, Entry, Face, Throw
 from game.rules import RULESETS, VARIANTS, Rules
-from vision.reading import count_of_dice, teach_again
+from vision.reading import count_of_dice, die_problem, teach_again
 from web.store import Event, StaleVersionError, Store
 
 DICE = 5
@@ -187,9 +187,18 @@ class Pending:
 
     def to_json(self) -> dict[str, Any]:
         return {"dice": self.dice, "flags": self.flags, "confidence": self.confidence,
-                "problems": self.problems, "held": self.held,
+                "problems": self.shown_problems(), "held": self.held,
                 "complete": self.complete, "replaces": self.replaces,
                 "teach_here": bool(teach_again(self.problems))}
+
+    def shown_problems(self) -> list[str]:
+        """The problems a page shows as they are: not the lines that only repeat a die's
+        flag or that it was not read (the page words those itself, in its language, from
+        `flags` and `dice`), nor the taught set's warning (`teach_here`, likewise)."""
+        repeated = {die_problem(i, flag or "unreadable")
+                    for i, (value, flag) in enumerate(zip(self.dice, self.flags, strict=False))
+                    if flag or value is None}
+        return [p for p in self.problems if p not in repeated and not teach_again([p])]
 
     @property
     def complete(self) -> bool:

@@ -638,8 +638,12 @@ def test_a_throw_the_taught_set_does_not_know_offers_teaching_it_here(
     running.camera.throw(128)  # grey: neither the taught dark 1s nor the bright 6s
     teach_here = phone.locator("#teach-here")
     expect(teach_here).to_have_text("🎲 Würfelsatz hier dazulernen lassen", timeout=10_000)
-    expect(phone.locator("#pending")).to_contain_text("none of the 5 dice looks like the "
-                                                      "teaching photos of dice set 'holz'")
+    pending = phone.locator("#pending")
+    expect(pending).to_contain_text("Keiner dieser Würfel sieht aus wie auf den Anlern-Bildern "
+                                    "des Würfelsatzes (anderes Licht, andere Kamera?).")
+    expect(pending).to_contain_text("Würfel 5: nicht lesbar")
+    expect(pending).not_to_contain_text("cannot be read")  # said once, in German
+    expect(pending).not_to_contain_text("teach the set here too")
     shot(phone, "36-phone-teach-here", full=True)
     teach_here.tap()
     expect(phone.locator("#t-name")).to_have_value("holz")

@@ -109,9 +109,24 @@ def test_a_throw_whose_dice_the_taught_set_does_not_know_offers_teaching_it_here
     unlike = ("none of the 5 dice looks like the teaching photos of dice set 'holz' (other "
               f"light or camera?): if the table asks about most dice, {TEACH_AGAIN}")
     table.service.observe_throw(observed([6, 6, 6, 6, 6], problems=[unlike]))
-    assert table.service.state()["pending"]["teach_here"] is True
+    pending = table.service.state()["pending"]
+    assert pending["teach_here"] is True
+    assert pending["problems"] == []  # the page says it in its own words
+    assert table.store.events(table.service.game_id)[-1].payload["problems"] == [unlike]
     table.service.observe_throw(observed([6, 6, 6, 6, 5], problems=["die 3 is tilted"]))
     assert table.service.state()["pending"]["teach_here"] is False
+
+
+def test_a_pending_throw_shows_each_problem_once(table: Table) -> None:
+    """The watcher's line for each flagged or unread die repeats `flags` and `dice`, which
+    the pages word in their own language: left out of what they are given, not of the log."""
+    watched = ["4 dice seen, 5 expected", "die 2 is tilted", "die 3 cannot be read"]
+    table.service.observe_throw(observed([1, 2, None, 4], flags={1: "tilted"},
+                                         problems=watched))
+    pending = table.service.state()["pending"]
+    assert pending["flags"] == [None, "tilted", None, None, None]
+    assert pending["problems"] == ["4 dice seen, 5 expected"]
+    assert table.store.events(table.service.game_id)[-1].payload["problems"] == watched
 
 
 def test_a_new_throw_replaces_a_pending_one(table: Table) -> None:
