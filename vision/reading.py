@@ -7,6 +7,7 @@ baseline and the evaluation all plug together without knowing each other.
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
@@ -174,6 +175,20 @@ FLAG_WORDS = {"tilted": "is tilted", "stacked": "lies on or against another die"
 def die_problem(index: int, flag: str) -> str:
     """Why die `index` (from 0) of a throw needs a person, from its flag (FLAG_WORDS)."""
     return f"die {index + 1} {FLAG_WORDS.get(flag, flag)}"
+
+
+def count_problem(seen: int, expected: int) -> str:
+    """Why a throw needs a person where `seen` dice were seen and `expected` thrown."""
+    return f"{count_of_dice(seen)} seen, {expected} expected"
+
+
+_COUNT_PROBLEM = re.compile(r"(\d+) (?:die|dice) seen, (\d+) expected")
+
+
+def counted(problem: str) -> tuple[int, int] | None:
+    """The dice seen and expected that `problem` says (count_problem), else None."""
+    found = _COUNT_PROBLEM.fullmatch(problem)
+    return None if found is None else (int(found[1]), int(found[2]))
 
 
 def teach_again(warnings: Sequence[str]) -> list[str]:

@@ -34,7 +34,7 @@ from vision.reading import (
     DieReading,
     DieValue,
     Reading,
-    count_of_dice,
+    count_problem,
     die_problem,
     teach_again,
 )
@@ -171,7 +171,7 @@ def follow(current: Sequence[DieReading | None], dice: Sequence[DieReading],
 def problems_of(slots: Sequence[DieReading | None], expected: int = EXPECTED_DICE) -> list[str]:
     """Why a throw needs a person: the wrong number of dice, flagged or unreadable dice."""
     seen = sum(1 for d in slots if d is not None)
-    out = [] if seen == expected else [f"{count_of_dice(seen)} seen, {expected} expected"]
+    out = [] if seen == expected else [count_problem(seen, expected)]
     for i, die in enumerate(slots):
         if die is None:
             continue

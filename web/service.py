@@ -31,7 +31,7 @@ from game import (
 from game.board import Game
 from game.core import Announce, Entry, Face, Throw
 from game.rules import RULESETS, VARIANTS, Rules
-from vision.reading import count_of_dice, die_problem, teach_again
+from vision.reading import count_problem, counted, die_problem, teach_again
 from web.store import Event, StaleVersionError, Store
 
 DICE = 5
@@ -189,16 +189,24 @@ class Pending:
         return {"dice": self.dice, "flags": self.flags, "confidence": self.confidence,
                 "problems": self.shown_problems(), "held": self.held,
                 "complete": self.complete, "replaces": self.replaces,
-                "teach_here": bool(teach_again(self.problems))}
+                "teach_here": bool(teach_again(self.problems)), "count": self.count()}
+
+    def count(self) -> dict[str, int] | None:
+        """The dice seen and expected where their count is off (count_problem)."""
+        for problem in self.problems:
+            if (found := counted(problem)) is not None:
+                return {"seen": found[0], "expected": found[1]}
+        return None
 
     def shown_problems(self) -> list[str]:
-        """The problems a page shows as they are: not the lines that only repeat a die's
-        flag or that it was not read (the page words those itself, in its language, from
-        `flags` and `dice`), nor the taught set's warning (`teach_here`, likewise)."""
+        """The problems a page shows as they are: not those it words itself, in its
+        language — a die's flag or that it was not read (`flags`, `dice`), the count of
+        dice (`count`), the taught set's warning (`teach_here`)."""
         repeated = {die_problem(i, flag or "unreadable")
                     for i, (value, flag) in enumerate(zip(self.dice, self.flags, strict=False))
                     if flag or value is None}
-        return [p for p in self.problems if p not in repeated and not teach_again([p])]
+        return [p for p in self.problems if p not in repeated and not teach_again([p])
+                and counted(p) is None]
 
     @property
     def complete(self) -> bool:
@@ -730,7 +738,7 @@ class TableService:
             flags = list(flags)
             problems = list(problems)
             if seen != DICE and not any("expected" in p for p in problems):
-                problems.insert(0, f"{count_of_dice(seen)} seen, {DICE} expected")
+                problems.insert(0, count_problem(seen, DICE))
             values = (values + [None] * DICE)[:DICE]
             confidence = (confidence + [None] * DICE)[:DICE]
             flags = (flags + [None] * DICE)[:DICE]

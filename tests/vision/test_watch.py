@@ -15,7 +15,7 @@ import numpy as np
 import pytest
 
 from hardware.camera import CameraError, DemoSource, DemoStep, ReplaySource
-from vision.reading import DieReading, Reading, SceneLabel, load_labels
+from vision.reading import DieReading, Reading, SceneLabel, counted, load_labels
 from vision.watch import (
     CameraUnavailable,
     ObservedThrow,
@@ -156,6 +156,9 @@ def test_problems_name_the_count_and_each_doubtful_die() -> None:
                                   "die 4 cannot be read"]
     assert problems_of([die(1, i * 50, 0) for i in range(5)]) == []
     assert problems_of([die(6, 10, 10), None, None, None, None]) == ["1 die seen, 5 expected"]
+    # ... which the table's service reads back to word them in the page's language
+    assert [counted(p) for p in problems_of(slots)] == [(4, 5), None, None]
+    assert counted("1 die seen, 5 expected") == (1, 5)
 
 
 # ---- the whole loop on the demo table -------------------------------------------------------

@@ -379,10 +379,12 @@ def test_what_a_recording_cannot_show_flagged_die_camera_failure_english_history
 
     # The camera flags a tilted die: both screens ask, the phone settles it in two taps.
     sent = time.monotonic()
-    live.settle([6, 6, 6, 1, 1], flags={3: "tilted"}, confidence=[0.98, 0.97, 0.99, 0.4, 0.95])
+    live.settle([6, 6, 6, 1, 1], flags={3: "tilted"}, confidence=[0.98, 0.97, 0.99, 0.4, 0.95],
+                problems=["die 4 is tilted"])  # as the watcher words it (problems_of)
     expect(table.locator(".pending-box")).to_be_visible()
     latency = time.monotonic() - sent
     expect(phone.locator("#pending")).to_be_visible()
+    expect(phone.locator("#pending p").first).to_have_text("Würfel 4: liegt schief")  # once
     shot(phone, "20-phone-check-tilted-die")
     shot(table, "21-table-check-tilted-die")
     assert latency < 2.0

@@ -80,7 +80,8 @@ def test_four_dice_seen_asks_for_the_fifth(table: Table) -> None:
     table.service.observe_throw(observed([1, 2, 3, 4]))
     s = table.service.state()
     assert s["pending"]["dice"] == [1, 2, 3, 4, None]
-    assert s["pending"]["problems"] == ["4 dice seen, 5 expected"]
+    assert s["pending"]["count"] == {"seen": 4, "expected": 5}  # the page words it
+    assert s["pending"]["problems"] == []
     phone = table.phone()
     resp = phone.post("accept")
     assert resp.status_code == 422 and resp.json["error"]["code"] == "die_missing"
@@ -118,15 +119,20 @@ def test_a_throw_whose_dice_the_taught_set_does_not_know_offers_teaching_it_here
 
 
 def test_a_pending_throw_shows_each_problem_once(table: Table) -> None:
-    """The watcher's line for each flagged or unread die repeats `flags` and `dice`, which
-    the pages word in their own language: left out of what they are given, not of the log."""
+    """The watcher's line for each flagged or unread die repeats `flags` and `dice`, and its
+    count of dice `count`, which the pages word in their own language: left out of what
+    they are given, not of the log. A problem they cannot word stays."""
     watched = ["4 dice seen, 5 expected", "die 2 is tilted", "die 3 cannot be read"]
     table.service.observe_throw(observed([1, 2, None, 4], flags={1: "tilted"},
                                          problems=watched))
     pending = table.service.state()["pending"]
     assert pending["flags"] == [None, "tilted", None, None, None]
-    assert pending["problems"] == ["4 dice seen, 5 expected"]
+    assert pending["count"] == {"seen": 4, "expected": 5}
+    assert pending["problems"] == []
     assert table.store.events(table.service.game_id)[-1].payload["problems"] == watched
+    table.service.observe_throw(observed([1, 2, 3, 4, 5], problems=["the lamp flickered"]))
+    pending = table.service.state()["pending"]
+    assert pending["problems"] == ["the lamp flickered"] and pending["count"] is None
 
 
 def test_a_new_throw_replaces_a_pending_one(table: Table) -> None:

@@ -88,7 +88,7 @@ def test_six_dice_in_view_ask_instead_of_guessing(table: Table) -> None:
     svc.observe_throw(observed([1, 2, 3, 4, 5, 6], problems=["6 dice seen, 5 expected"]))
     s = svc.state()
     assert s["block"]["turn"]["throws"] == []
-    assert s["pending"]["problems"] == ["6 dice seen, 5 expected"]
+    assert s["pending"]["count"] == {"seen": 6, "expected": 5}
     s = table.phone().ok("dismiss")  # throw again
     assert s["pending"] is None and s["block"]["turn"]["throws"] == []
 

@@ -75,6 +75,7 @@ const K = (() => {
       teach_add: "Hier dazulernen", teach_replace: "Neu anlernen",
       teach_added: "Würfelsatz „{name}“ hat dazugelernt – der Tisch liest jetzt damit.",
       teach_here: "Würfelsatz hier dazulernen lassen",
+      dice_counted: "Würfel gesehen: {n}, erwartet: {of}",
       teach_here_why: "Keiner dieser Würfel sieht aus wie auf den Anlern-Bildern des Würfelsatzes (anderes Licht, andere Kamera?).",
       calib_learn: "Lernt am Tisch", calib_yes: "ja", calib_no: "nein",
       calib_learn_on: "Aus geprüften Würfen lernen lassen", calib_learn_off: "Nicht mehr aus geprüften Würfen lernen",
@@ -161,6 +162,7 @@ const K = (() => {
       teach_add: "Add what it sees here", teach_replace: "Teach it anew",
       teach_added: "Dice set “{name}” learnt more – the table reads with it now.",
       teach_here: "Teach the dice set here too",
+      dice_counted: "Dice seen: {n}, expected: {of}",
       teach_here_why: "None of these dice looks like the dice set's teaching pictures (other light, another camera?).",
       calib_learn: "Learns at the table", calib_yes: "yes", calib_no: "no",
       calib_learn_on: "Let it learn from checked throws", calib_learn_off: "Stop learning from checked throws",
@@ -315,6 +317,7 @@ const K = (() => {
   /* Why the camera's throw needs a look: its problems, and every flagged or missing die. */
   k.pendingLines = (pending) => {
     const lines = [...pending.problems];
+    if (pending.count) lines.unshift(k.t("dice_counted", {n: pending.count.seen, of: pending.count.expected}));
     if (pending.teach_here) lines.push(k.t("teach_here_why"));
     pending.dice.forEach((v, i) => {
       const flag = pending.flags[i] || (v === null ? "missing" : null);
