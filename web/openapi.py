@@ -169,6 +169,9 @@ def spec() -> dict[str, Any]:
         "/api/games/{game_id}/detail": {"get": {
             "summary": "A game with its block and its log (who changed what, from which "
                        "phone)",
+            "description": "Each log entry: seq, kind, time, actor, by (the phone's name), "
+                           "payload (as recorded); a `pending` entry also has `pending`, the "
+                           "throw as the table showed it (see TableState's `pending`).",
             "tags": ["games"], "parameters": [GAME_ID],
             "responses": {"200": _json({"type": "object"}, "the game and its log"),
                           "404": ERRORS["404"]}}},

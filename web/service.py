@@ -185,6 +185,13 @@ class Pending:
     #: throw instead of adding one.
     replaces: bool = False
 
+    @classmethod
+    def from_payload(cls, payload: dict[str, Any]) -> Pending:
+        """The pending throw a "pending" event of the log records."""
+        return cls(list(payload["dice"]), list(payload["flags"]), list(payload["confidence"]),
+                   list(payload["problems"]), payload.get("held"),
+                   bool(payload.get("replaces")))
+
     def to_json(self) -> dict[str, Any]:
         return {"dice": self.dice, "flags": self.flags, "confidence": self.confidence,
                 "problems": self.shown_problems(), "held": self.held,
@@ -262,9 +269,7 @@ class TableState:
             self._push_throw(payload["dice"], payload.get("held"), MoveInfo(
                 actor, "camera", payload.get("confidence"), payload.get("flags")))
         elif kind == "pending":
-            self.pending = Pending(list(payload["dice"]), list(payload["flags"]),
-                                   list(payload["confidence"]), list(payload["problems"]),
-                                   payload.get("held"), bool(payload.get("replaces")))
+            self.pending = Pending.from_payload(payload)
         elif kind == "dismiss":
             if self.pending is None:
                 raise Illegal("there is no throw waiting to be checked")
@@ -932,8 +937,11 @@ class TableService:
                 raise NotFound(f"there is no game {game_id}")
             t = self._replayed(game_id)
             phones = self.store.phone_names()
+            # A throw that waited to be checked also as the table showed it (Pending.to_json).
             log = [{"seq": e.seq, "kind": e.kind, "time": e.time, "actor": e.actor,
-                    "by": phones.get(e.actor, e.actor), "payload": e.payload}
+                    "by": phones.get(e.actor, e.actor), "payload": e.payload,
+                    **({"pending": Pending.from_payload(e.payload).to_json()}
+                       if e.kind == "pending" else {})}
                    for e in self.store.events(game_id)]
             return {"id": game_id, "created": row.created, "finished": row.finished,
                     "rematch_of": row.rematch_of, "current": game_id == self.game_id,

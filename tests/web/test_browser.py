@@ -426,6 +426,7 @@ def test_what_a_recording_cannot_show_flagged_die_camera_failure_english_history
     history.locator(".game-item").first.click()
     expect(history.locator("table.log tr.important")).not_to_have_count(0)
     expect(history.locator("table.log")).to_contain_text("Annas Handy")
+    expect(history.locator("table.log")).not_to_contain_text("die 4 is tilted")  # worded
     shot(history, "25-history-log", full=True)
     assert not errors, errors
 

@@ -130,6 +130,9 @@ def test_a_pending_throw_shows_each_problem_once(table: Table) -> None:
     assert pending["count"] == {"seen": 4, "expected": 5}
     assert pending["problems"] == []
     assert table.store.events(table.service.game_id)[-1].payload["problems"] == watched
+    logged = table.service.game_detail(table.service.game_id)["log"][-1]
+    assert logged["payload"]["problems"] == watched  # as recorded, and as the table showed it
+    assert logged["pending"]["problems"] == [] and logged["pending"]["count"]["seen"] == 4
     table.service.observe_throw(observed([1, 2, 3, 4, 5], problems=["the lamp flickered"]))
     pending = table.service.state()["pending"]
     assert pending["problems"] == ["the lamp flickered"] and pending["count"] is None
