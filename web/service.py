@@ -742,7 +742,7 @@ class TableService:
             confidence = list(confidence)
             flags = list(flags)
             problems = list(problems)
-            if seen != DICE and not any("expected" in p for p in problems):
+            if seen != DICE and not any(counted(p) for p in problems):
                 problems.insert(0, count_problem(seen, DICE))
             values = (values + [None] * DICE)[:DICE]
             confidence = (confidence + [None] * DICE)[:DICE]
