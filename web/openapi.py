@@ -387,10 +387,13 @@ def spec() -> dict[str, Any]:
                     "pending": {"type": ["object", "null"],
                                 "description": "a throw the camera could not trust: "
                                                "`flags` per die, `problems` what else needs "
-                                               "a look; `teach_here`: the taught dice set "
-                                               "recognised none of its dice (other light or "
-                                               "camera), so teaching it here too "
-                                               "(Calibrate) helps"},
+                                               "a look; `count`: {seen, expected} where "
+                                               "the count of dice is off; `foreign`: "
+                                               "[{die (from 1), shows}] dice read as a face "
+                                               "the game's dice lack; `teach_here`: the "
+                                               "taught dice set recognised none of its dice "
+                                               "(other light or camera), so teaching it "
+                                               "here too (Calibrate) helps"},
                     "last_throw": {"type": ["object", "null"]},
                     "suggested": {"type": ["object", "null"]},
                     "undo": {"type": ["object", "null"]},

@@ -10,10 +10,12 @@ it sees after.
 
 from __future__ import annotations
 
+import ast
 import contextlib
 import json
 import queue
 import random
+import re
 import threading
 import time
 from collections.abc import Callable, Sequence
@@ -172,6 +174,21 @@ def check_setup(body: Any) -> dict[str, Any]:
 # ---- the replayable state of one game --------------------------------------------------
 
 
+def foreign_problem(index: int, value: Face, title: str) -> str:
+    """Why a throw needs a person where die `index` (from 0) was read as `value`, a face
+    the dice of the game `title` do not have (animals in a pip game, or the reverse)."""
+    return f"die {index + 1} shows {value!r}, which is not a face of {title} dice"
+
+
+_FOREIGN_PROBLEM = re.compile(r"die (\d+) shows ('[a-z]+'|\d+), which is not a face of .+ dice")
+
+
+def shows_foreign(problem: str) -> tuple[int, Face] | None:
+    """The die (from 1) and face that `problem` says (foreign_problem), else None."""
+    found = _FOREIGN_PROBLEM.fullmatch(problem)
+    return None if found is None else (int(found[1]), ast.literal_eval(found[2]))
+
+
 @dataclass
 class Pending:
     """A throw the camera saw but could not trust: the page asks instead of guessing."""
@@ -196,7 +213,8 @@ class Pending:
         return {"dice": self.dice, "flags": self.flags, "confidence": self.confidence,
                 "problems": self.shown_problems(), "held": self.held,
                 "complete": self.complete, "replaces": self.replaces,
-                "teach_here": bool(teach_again(self.problems)), "count": self.count()}
+                "teach_here": bool(teach_again(self.problems)), "count": self.count(),
+                "foreign": self.foreign()}
 
     def count(self) -> dict[str, int] | None:
         """The dice seen and expected where their count is off (count_problem)."""
@@ -205,15 +223,21 @@ class Pending:
                 return {"seen": found[0], "expected": found[1]}
         return None
 
+    def foreign(self) -> list[dict[str, Any]]:
+        """The dice read as a face the game's dice do not have (foreign_problem)."""
+        return [{"die": found[0], "shows": found[1]} for problem in self.problems
+                if (found := shows_foreign(problem)) is not None]
+
     def shown_problems(self) -> list[str]:
         """The problems a page shows as they are: not those it words itself, in its
         language — a die's flag or that it was not read (`flags`, `dice`), the count of
-        dice (`count`), the taught set's warning (`teach_here`)."""
+        dice (`count`), a face not of the game (`foreign`), the taught set's warning
+        (`teach_here`)."""
         repeated = {die_problem(i, flag or "unreadable")
                     for i, (value, flag) in enumerate(zip(self.dice, self.flags, strict=False))
                     if flag or value is None}
         return [p for p in self.problems if p not in repeated and not teach_again([p])
-                and counted(p) is None]
+                and counted(p) is None and shows_foreign(p) is None]
 
     @property
     def complete(self) -> bool:
@@ -749,8 +773,7 @@ class TableService:
             flags = (flags + [None] * DICE)[:DICE]
             for i, v in enumerate(values):
                 if v is not None and v not in t.game.rules.ruleset.faces:
-                    problems.append(f"die {i + 1} shows {v!r}, which is not a face of "
-                                    f"{t.game.rules.ruleset.title} dice")
+                    problems.append(foreign_problem(i, v, t.game.rules.ruleset.title))
                     values[i] = None
             trusted = not problems and not any(flags) and all(v is not None for v in values)
             last = t.game.peek()

@@ -420,6 +420,14 @@ def test_what_a_recording_cannot_show_flagged_die_camera_failure_english_history
     shot(phone, "23-phone-english", full=True)
     shot(table, "24-table-live")
 
+    # An animal die in a pip game: each screen says which, in its own language.
+    live.settle(["duck", 2, 3, 4, 5])
+    expect(phone.locator("#pending p").first).to_have_text(
+        "Die 1 shows Duck, which these dice do not have")
+    expect(table.locator(".pending-box")).to_contain_text(
+        "Würfel 1 zeigt Ente: das gibt es bei diesen Würfeln nicht")
+    expect(table.locator(".pending-box")).not_to_contain_text("nicht gesehen")
+
     history = table_ctx.new_page()
     history.goto(live.url + "/history")
     expect(history.locator(".game-item")).to_have_count(1)
@@ -427,6 +435,7 @@ def test_what_a_recording_cannot_show_flagged_die_camera_failure_english_history
     expect(history.locator("table.log tr.important")).not_to_have_count(0)
     expect(history.locator("table.log")).to_contain_text("Annas Handy")
     expect(history.locator("table.log")).not_to_contain_text("die 4 is tilted")  # worded
+    expect(history.locator("table.log")).to_contain_text("Würfel 1 zeigt Ente")
     shot(history, "25-history-log", full=True)
     assert not errors, errors
 

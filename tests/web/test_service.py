@@ -12,7 +12,7 @@ from typing import Any
 
 from tests.web.conftest import ORIGIN, Table
 from web.serve import CameraLink
-from web.service import DemoPlayer
+from web.service import DemoPlayer, foreign_problem, shows_foreign
 
 
 @dataclass(frozen=True)
@@ -177,9 +177,21 @@ def test_held_dice_from_the_watcher_and_a_fourth_throw_refused(table: Table) -> 
 
 
 def test_animal_dice_in_a_pip_game_are_asked_about(table: Table) -> None:
+    """The page words a face the game's dice lack itself (`foreign`); the log keeps the line."""
     table.service.observe_throw(observed(["duck", 2, 3, 4, 5]))
     pending = table.service.state()["pending"]
-    assert pending["dice"][0] is None and "not a face" in pending["problems"][0]
+    assert pending["dice"][0] is None and pending["foreign"] == [{"die": 1, "shows": "duck"}]
+    assert pending["problems"] == []
+    logged = table.store.events(table.service.game_id)[-1].payload["problems"]
+    assert logged == ["die 1 shows 'duck', which is not a face of Kniffel dice"]
+
+
+def test_a_face_not_of_the_game_is_told_back_from_its_line() -> None:
+    for index, value in ((0, "duck"), (4, 6), (2, "elephant")):
+        problem = foreign_problem(index, value, "Kniffel Kids")
+        assert shows_foreign(problem) == (index + 1, value)
+    assert shows_foreign("die 2 is tilted") is None
+    assert shows_foreign("die 1 shows __import__('os'), which is not a face of X dice") is None
 
 
 def test_button_enters_the_suggested_box_and_long_press_undoes(table: Table) -> None:

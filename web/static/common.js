@@ -76,6 +76,7 @@ const K = (() => {
       teach_added: "Würfelsatz „{name}“ hat dazugelernt – der Tisch liest jetzt damit.",
       teach_here: "Würfelsatz hier dazulernen lassen",
       dice_counted: "Würfel gesehen: {n}, erwartet: {of}",
+      die_foreign: "Würfel {n} zeigt {face}: das gibt es bei diesen Würfeln nicht",
       teach_here_why: "Keiner dieser Würfel sieht aus wie auf den Anlern-Bildern des Würfelsatzes (anderes Licht, andere Kamera?).",
       calib_learn: "Lernt am Tisch", calib_yes: "ja", calib_no: "nein",
       calib_learn_on: "Aus geprüften Würfen lernen lassen", calib_learn_off: "Nicht mehr aus geprüften Würfen lernen",
@@ -163,6 +164,7 @@ const K = (() => {
       teach_added: "Dice set “{name}” learnt more – the table reads with it now.",
       teach_here: "Teach the dice set here too",
       dice_counted: "Dice seen: {n}, expected: {of}",
+      die_foreign: "Die {n} shows {face}, which these dice do not have",
       teach_here_why: "None of these dice looks like the dice set's teaching pictures (other light, another camera?).",
       calib_learn: "Learns at the table", calib_yes: "yes", calib_no: "no",
       calib_learn_on: "Let it learn from checked throws", calib_learn_off: "Stop learning from checked throws",
@@ -319,7 +321,10 @@ const K = (() => {
     const lines = [...pending.problems];
     if (pending.count) lines.unshift(k.t("dice_counted", {n: pending.count.seen, of: pending.count.expected}));
     if (pending.teach_here) lines.push(k.t("teach_here_why"));
+    const foreign = pending.foreign || [];
+    foreign.forEach((f) => lines.push(k.t("die_foreign", {n: f.die, face: k.faceName(f.shows)})));
     pending.dice.forEach((v, i) => {
+      if (foreign.some((f) => f.die === i + 1)) return;  // said above: it was seen
       const flag = pending.flags[i] || (v === null ? "missing" : null);
       if (flag) lines.push(k.t("die_flag", {n: i + 1, flag: k.t("flag_" + flag)}));
     });
