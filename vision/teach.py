@@ -232,11 +232,12 @@ class DiceSet:
         """The taught dice that lie nearer another face than their own, as (own face,
         that face): each die read as the reader reads, by its stored crops, among the
         other dice's (leave one out; a face taught from a single die cannot be judged)."""
-        return [(self.patch_values[i], face) for i, face in self._nearer_other_faces()]
+        return [(self.patch_values[i], face) for i, face in self._nearer_other_faces]
 
+    @cached_property
     def _nearer_other_faces(self) -> list[tuple[int, DieValue]]:
         """(index, nearest face) of each taught die nearer another face than its own
-        (look_alike)."""
+        (look_alike), found once: `learn` asks twice."""
         if not len(self.embeddings):
             raise DiceSetError(f"dice set {self.name!r} is not embedded yet")
         die_of = np.repeat(np.arange(len(self.patch_values)), self.crops_per_die)
@@ -516,7 +517,7 @@ def learn(reader: Teacher, name: str, throws: Iterable[Checked]) -> DiceSet:
                            f"apart: {' '.join(doubts)}")
     # A die entered as another face than it shows (a misread nobody corrected) lies among
     # the dice of the face it shows, and would draw those to the wrong face: left out.
-    mistaken = {i for i, _ in learnt._nearer_other_faces()}
+    mistaken = {i for i, _ in learnt._nearer_other_faces}
     kept = learnt.keeping([i for i in range(len(learnt.patch_values)) if i not in mistaken])
     return replace(kept, from_play=[True] * len(kept.patch_values))
 
