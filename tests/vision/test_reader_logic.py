@@ -1053,23 +1053,33 @@ def test_a_photo_of_leaning_dice_only_is_still_taught() -> None:
     assert counts == {"duck": 1, "lion": 1}
 
 
-def test_a_taught_pip_set_is_checked_against_the_pip_reading() -> None:
-    """Where the classifier counts the same pips, the surer of the two stands; where they
-    differ, the surer gives the value and the table asks."""
+def test_a_counted_pip_set_is_read_by_the_count_and_asked_where_its_photos_differ() -> None:
+    """A pip set the classifier counts is read by the count, as sure as the classifier is;
+    where the set's photos read another face, the count gives the value and the table asks
+    (the surer the photos, the surer it asks)."""
     red, green, between = (0, 0, 230), (0, 230, 0), (0, 140, 160)  # between: nearer red
     taught = DiceSet("wood", [2, 3], np.stack([patch(red), patch(green)]), counted=True)
     frame = np.full((480, 640, 3), 30, np.uint8)
-    for x, colour in ((100, red), (300, red), (500, between)):
+    for x, colour in ((100, red), (300, red), (500, between), (620, red)):
         frame[80:120, x - 20:x + 20] = colour
-    reader = Reader(FixedDetector([cand(100, 100), cand(300, 100), cand(500, 100)]),
-                    FixedClassifier([one_hot(2), one_hot(5), one_hot(3)], [quality()] * 3),
+    unsure_two = np.zeros(12)
+    unsure_two[:6] = 0.044
+    unsure_two[1] = 0.78  # a 2, 78 % sure
+    reader = Reader(FixedDetector([cand(100, 100), cand(300, 100), cand(500, 100),
+                                   cand(620, 100)]),
+                    FixedClassifier([one_hot(2), one_hot(5), one_hot(3), unsure_two],
+                                    [quality()] * 4),
                     dice_set=taught, embedder=ColourEmbedder())
-    agree, taught_surer, counted_surer = reader.read(frame).dice
+    agree, photos_sure, photos_unsure, count_unsure = reader.read(frame).dice
     assert agree.value == 2 and agree.confidence > 0.98 and agree.flag is None
-    assert taught_surer.value == 2  # plainly the taught 2: the count of 5 is not taken
-    assert taught_surer.confidence < 0.05 and taught_surer.flag == "unreadable"
-    assert counted_surer.value == 3  # between the taught faces: the sure count decides
-    assert counted_surer.confidence < TRUST_CONFIDENCE and counted_surer.flag == "unreadable"
+    assert photos_sure.value == 5  # the count, asked: plainly a taught 2
+    assert photos_sure.confidence < 0.05 and photos_sure.flag == "unreadable"
+    assert photos_unsure.value == 3  # between the taught faces: the sure count, asked less
+    assert 0.05 < photos_unsure.confidence < TRUST_CONFIDENCE
+    assert photos_unsure.flag == "unreadable"
+    # Where both read 2, the classifier's doubt stands, however sure the photos are.
+    assert count_unsure.value == 2 and 0.7 < count_unsure.confidence < 0.85
+    assert count_unsure.flag == "unreadable"
 
 
 class ShadeCounter:
