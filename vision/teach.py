@@ -547,9 +547,9 @@ def taught_from(reader: Teacher, name: str, values: list[DieValue],
     taught = DiceSet(name, values, np.stack(patches)).embedded_with(reader.embedder)
     odd = odd_ones_out(taught)
     keep = [i for i in range(len(values)) if i not in odd]
-    # A pip set is checked against the classifier's count (vision.reader) only if, among
-    # the dice of every value, the count it read most often is that value (a stray find
-    # may be read otherwise); a set it cannot count is read by its photos alone.
+    # A pip set is read by the classifier's count (vision.reader.checked_by_pip_reading)
+    # only if, among the dice of every value, the count it read most often is that value
+    # (a stray find may be read otherwise); a set it cannot count is read by its photos.
     counted = all(value in PIP_VALUES and Counter(
         looks[i].pips for i in keep if values[i] == value).most_common(1)[0][0] == value
         for value in dict.fromkeys(values))
