@@ -112,6 +112,9 @@ class TaughtSet(Protocol):
     #: A pip set the classifier counted right when it was taught (vision/teach.py).
     counted: bool
 
+    @property
+    def pips(self) -> bool: ...
+
     def embedded_with(self, embedder: Embedder) -> TaughtSet: ...
 
     def values(self, embeddings: np.ndarray
@@ -527,8 +530,9 @@ class Reader:
             return [], np.zeros(0), np.zeros(0, bool)
         if not isinstance(self.dice_set, str):
             values, probs, recognised = self.dice_set.values(self.embedder.embed(crops))
-            if self.dice_set.counted:
-                values, probs = checked_by_pip_reading(values, probs, scores.value)
+            if self.dice_set.pips:
+                values, probs = checked_by_pip_reading(values, probs, scores.value,
+                                                       self.dice_set.counted)
             return values, probs, recognised
         values, probs = most_likely(scores.value, faces)
         return values, probs, np.zeros(len(values), bool)
@@ -750,18 +754,27 @@ def most_likely(value_probs: np.ndarray, use: slice) -> tuple[list[DieValue], np
     return [FACES[use][int(i)] for i in best], sub[np.arange(len(best)), best]
 
 
-def checked_by_pip_reading(values: list[DieValue], probs: np.ndarray, value_probs: np.ndarray
-                           ) -> tuple[list[DieValue], np.ndarray]:
-    """A taught pip set that the classifier counted right in its teaching photos (`counted`)
-    is read by the classifier's count, with the classifier's confidence (what the judge's
-    doubt was fitted on); where the set's photos read another face the count stands no
-    surer than the set is unsure, so the table asks. On the tuning seeds' pip sets
-    (710004–6, 8, 10, 12; 13 counted sets and tables) this read 5140 of 5369 readable dice
-    right with 3 silent errors and 1798 asked, where the surer of the two reads had read
-    5122 with 6 and 1711 (models/README.md, "A counted pip set read by its count")."""
+def checked_by_pip_reading(values: list[DieValue], probs: np.ndarray, value_probs: np.ndarray,
+                           counted: bool) -> tuple[list[DieValue], np.ndarray]:
+    """A taught pip set, read by its photos (`values`, `probs`), checked against the
+    classifier's count. Where the classifier counted the set's teaching photos right
+    (`counted`), the count reads it, as sure as the classifier is (what the judge's doubt
+    was fitted on), and where the photos read another face, no surer than they are unsure,
+    so the table asks. Where it did not (photos too blurred or dim to count, or pips it
+    cannot count), the photos read it as they are unless the count is surer, which then
+    gives the value, asked about; where the two agree, the surer stands. On the tuning
+    seeds' pip sets (710004–6, 8, 10, 12; models/README.md "A pip set read by its count"):
+    13 counted, 5122 → 5140 of 5369 readable dice right, silent errors 6 → 3, asked 1711 →
+    1798 against the surer of the two with the surer confidence; 5 not counted, 1419 →
+    1719 of 1959, silent errors 12 → 1, asked 1647 → 1190 against the photos alone."""
     counts, sure = most_likely(value_probs, slice(0, len(PIP_VALUES)))
     agree = np.array([a == b for a, b in zip(values, counts, strict=True)], bool)
-    return counts, np.where(agree, sure, np.minimum(sure, 1.0 - probs))
+    if counted:
+        return counts, np.where(agree, sure, np.minimum(sure, 1.0 - probs))
+    count_wins = ~agree & (sure > probs)
+    chosen = [c if win else v for v, c, win in zip(values, counts, count_wins, strict=True)]
+    return chosen, np.where(agree, np.maximum(probs, sure),
+                            np.where(count_wins, np.minimum(sure, 1.0 - probs), probs))
 
 
 def reconciled(first: list[DieValue], first_probs: np.ndarray, second: list[DieValue],

@@ -142,6 +142,11 @@ class DiceSet:
     def faces(self) -> list[DieValue]:
         return list(dict.fromkeys(self.patch_values))
 
+    @property
+    def pips(self) -> bool:
+        """A pip set (faces 1 to 6): the reader checks it against the classifier's count."""
+        return bool(self.patch_values) and all(v in PIP_VALUES for v in self.patch_values)
+
     def embedded_with(self, embedder: Embedder) -> DiceSet:
         """This set with its patches embedded by `embedder` (itself if they already are)."""
         version = embedding_version(embedder)
@@ -267,7 +272,10 @@ class DiceSet:
         if self.embedder != addition.embedder:
             raise DiceSetError(f"dice set {self.name!r} and its addition are embedded "
                                "differently; embed both with one embedder")
-        doubts = teaching_doubts(addition)
+        # Dice learnt at a table (`learn`) were checked by the players: only whether they
+        # tell the faces apart counts, not whether the classifier counts them.
+        doubts = (look_alike_doubts(addition) if addition.played and all(addition.played)
+                  else teaching_doubts(addition))
         if doubts:
             raise DiceSetError(f"these photos were not added to dice set {self.name!r}, "
                                f"which is as it was: {' '.join(doubts)}")
@@ -511,7 +519,10 @@ def learn(reader: Teacher, name: str, throws: Iterable[Checked]) -> DiceSet:
         raise DiceSetError(f"none of the checked dice was found again to teach dice set "
                            f"{name!r}")
     learnt = taught_from(reader, name, values, patches, looks)
-    doubts = teaching_doubts(learnt)
+    # Only whether its dice tell the faces apart: the players checked every value, so a
+    # count the classifier reads otherwise is no slip of theirs (and a set whose pips it
+    # cannot count must still learn).
+    doubts = look_alike_doubts(learnt)
     if doubts:
         raise DiceSetError(f"the checked dice do not tell the faces of dice set {name!r} "
                            f"apart: {' '.join(doubts)}")
@@ -569,20 +580,25 @@ def teaching_doubts(taught: DiceSet) -> list[str]:
     700004–6 and 710004–10, each taught on the table it is read on and for other tables),
     the 4 not counted read 45–90 % of further dice right, with 7 silent errors; the 16
     counted 88–100 %, with 9."""
-    doubts = []
-    judged = sum(1 for value in taught.patch_values if taught.patch_values.count(value) > 1)
-    alike = taught.look_alike() if judged else []
-    if alike and len(alike) >= LOOK_ALIKE * judged:
-        named = ", ".join(f"{own} like {other}"
-                          for (own, other), _ in Counter(alike).most_common(3))
-        doubts.append(f"{len(alike)} of {judged} taught dice look more like another face than "
-                      f"their own ({named}): the photos do not tell the faces apart well; "
-                      f"take them again closer, sharper or in more light")
-    if taught.faces and all(face in PIP_VALUES for face in taught.faces) and not taught.counted:
+    doubts = look_alike_doubts(taught)
+    if taught.pips and not taught.counted:
         doubts.append("the dice of a photo count as another face than the one given: did "
                       "every die show it? If they did, take that photo again, sharper and in "
                       "more light")
     return doubts
+
+
+def look_alike_doubts(taught: DiceSet) -> list[str]:
+    """The line of teaching_doubts that says the set's dice do not tell its faces apart
+    (LOOK_ALIKE), if they do not."""
+    judged = sum(1 for value in taught.patch_values if taught.patch_values.count(value) > 1)
+    alike = taught.look_alike() if judged else []
+    if not alike or len(alike) < LOOK_ALIKE * judged:
+        return []
+    named = ", ".join(f"{own} like {other}" for (own, other), _ in Counter(alike).most_common(3))
+    return [f"{len(alike)} of {judged} taught dice look more like another face than their "
+            f"own ({named}): the photos do not tell the faces apart well; take them again "
+            f"closer, sharper or in more light"]
 
 
 class Look(NamedTuple):

@@ -775,6 +775,9 @@ def test_a_set_taught_again_in_other_light_keeps_what_it_knew() -> None:
                                            r"which is as it was: the dice of a photo count as "
                                            r"another face"):
         taught(pips, counted=True).adding(taught(pips, counted=False))
+    # Dice the players checked at a table (vision.teach.learn) are no user's slip: added.
+    checked = dataclasses.replace(taught(pips, counted=False), from_play=[True, True])
+    assert taught(pips, counted=True).adding(checked).played == [False] * 2 + [True] * 2
     with pytest.raises(DiceSetError, match=r"give a photo of every face it has "
                                            r"\(missing: lion\)"):
         day.adding(taught({"duck": (0, 0, 200), "cat": (200, 0, 0)}))
@@ -1080,6 +1083,34 @@ def test_a_counted_pip_set_is_read_by_the_count_and_asked_where_its_photos_diffe
     # Where both read 2, the classifier's doubt stands, however sure the photos are.
     assert count_unsure.value == 2 and 0.7 < count_unsure.confidence < 0.85
     assert count_unsure.flag == "unreadable"
+
+
+def test_a_pip_set_the_classifier_did_not_count_is_read_by_its_photos_unless_the_count_is_surer(
+        ) -> None:
+    """Photos too blurred to count, or pips the classifier cannot count: the photos read
+    the set as they are, but a surer count gives the value, and the table asks; where the
+    two agree, the surer stands."""
+    red, green, between = (0, 0, 230), (0, 230, 0), (0, 140, 160)  # between: nearer red
+    taught = DiceSet("wood", [2, 3], np.stack([patch(red), patch(green)]))
+    assert taught.pips and not taught.counted
+    frame = np.full((480, 640, 3), 30, np.uint8)
+    for x, colour in ((100, red), (300, red), (500, between), (620, between)):
+        frame[80:120, x - 20:x + 20] = colour
+    unsure_five, unsure_two = np.zeros(12), np.zeros(12)
+    unsure_five[:6] = unsure_two[:6] = 0.06
+    unsure_five[4] = unsure_two[1] = 0.7  # 70 % sure
+    reader = Reader(FixedDetector([cand(100, 100), cand(300, 100), cand(500, 100),
+                                   cand(620, 100)]),
+                    FixedClassifier([unsure_two, unsure_five, one_hot(3), unsure_two],
+                                    [quality()] * 4),
+                    dice_set=taught, embedder=ColourEmbedder())
+    agree, photos_surer, count_surer, agree_unsure = reader.read(frame).dice
+    assert agree.value == 2 and agree.confidence > 0.98 and agree.flag is None
+    assert photos_surer.value == 2 and photos_surer.confidence > 0.98  # as if alone
+    assert count_surer.value == 3 and count_surer.confidence < TRUST_CONFIDENCE
+    assert count_surer.flag == "unreadable"
+    assert agree_unsure.value == 2 and 0.7 <= agree_unsure.confidence < TRUST_CONFIDENCE
+    assert not DiceSet("zoo", ["duck"], np.stack([patch(red)])).pips
 
 
 class ShadeCounter:
