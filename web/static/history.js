@@ -15,7 +15,7 @@
     const dice = (d) => (d || []).map((v) => (v === null ? "?" : k.faceName(v, kids))).join(" ");
     switch (e.kind) {
       case "throw": case "reread": return `${p.player || ""}: ${dice(p.dice)}${p.held && p.held.length ? ` (${k.t("held")}: ${p.held.map((i) => i + 1).join(",")})` : ""}`;
-      case "pending": return `${dice(p.dice)} – ${k.pendingLines(e.pending || {problems: p.problems || [], dice: p.dice || [], flags: p.flags || []}).join("; ")}`;
+      case "pending": return `${dice(p.dice)} – ${k.pendingLines(e.pending).join("; ")}`;
       case "correct": return `${p.player || ""}: ${k.t("pick_value", {n: p.index + 1}).replace(/:.*$/, "")}: ${p.was === null || p.was === undefined ? "?" : k.faceName(p.was, kids)} → ${k.faceName(p.value, kids)}`;
       case "announce": return `${p.player || ""}: ${L(p.box)}`;
       case "enter": return `${p.player || ""}: ${L(p.box)}${p.scratch ? " (" + k.t("scratch") + ")" : ""}`;
