@@ -34,10 +34,21 @@ def read_photo(path: Path) -> np.ndarray:
         raise ValueError("the JPEG file is cut short (a copy or an upload that did not finish?)")
     # Decoded from the bytes already read; like imread, imdecode turns the photo as its
     # EXIF orientation says (tests/vision/test_photo.py).
-    frame = cv2.imdecode(np.frombuffer(data, np.uint8), cv2.IMREAD_COLOR) if data else None
+    frame = _decoded_quietly(data) if data else None
     if frame is None:
         raise ValueError("not a readable image")
     return frame
+
+
+def _decoded_quietly(data: bytes) -> np.ndarray | None:
+    """`data` decoded without OpenCV's own log lines (a file it cannot read gets the
+    caller's one-line reason, not a line of C++ source locations before it)."""
+    level = cv2.utils.logging.getLogLevel()
+    cv2.utils.logging.setLogLevel(cv2.utils.logging.LOG_LEVEL_SILENT)
+    try:
+        return cv2.imdecode(np.frombuffer(data, np.uint8), cv2.IMREAD_COLOR)
+    finally:
+        cv2.utils.logging.setLogLevel(level)
 
 
 def jpeg_cut_short(data: bytes) -> bool:

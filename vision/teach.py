@@ -30,6 +30,7 @@ import numpy as np
 from vision.classifier import QUALITY, FaceScores
 from vision.detector import Candidate
 from vision.embedder import Embedder
+from vision.files import write_durably
 from vision.preprocess import CROP_SCALE, CROP_SIZE, crop_die
 from vision.reading import ANIMALS, PIP_VALUES, DieValue
 
@@ -287,18 +288,14 @@ class DiceSet:
                        from_play=self.played + addition.played)
 
     def save(self, state_dir: Path) -> Path:
-        folder = state_dir / "dice-sets"
-        folder.mkdir(parents=True, exist_ok=True)
-        path = folder / f"{self.name}.npz"
-        tmp = folder / f".{self.name}.tmp.npz"
-        np.savez_compressed(tmp, patches=self.patches.astype(np.uint8),
-                            patch_values=np.array(json.dumps(self.patch_values)),
-                            counted=np.array(self.counted),
-                            embedder=np.array(self.embedder),
-                            embeddings=self.embeddings.astype(np.float32),
-                            labels=np.array(json.dumps(self.labels)),
-                            from_play=np.array(self.played, bool))
-        tmp.replace(path)  # never leave a half-written set behind
+        """Store the set in `state_dir`, whole or not at all (vision.files)."""
+        path = state_dir / "dice-sets" / f"{self.name}.npz"
+        write_durably(path, lambda f: np.savez_compressed(
+            f, patches=self.patches.astype(np.uint8),
+            patch_values=np.array(json.dumps(self.patch_values)),
+            counted=np.array(self.counted), embedder=np.array(self.embedder),
+            embeddings=self.embeddings.astype(np.float32),
+            labels=np.array(json.dumps(self.labels)), from_play=np.array(self.played, bool)))
         return path
 
 
@@ -367,7 +364,7 @@ def _saved_sets(state_dir: Path) -> Iterator[tuple[str, list[DieValue], list[boo
     """Each set saved in `state_dir`: its name, its dice's faces and which of them were
     learnt at a table, read without their patches."""
     for path in sorted((state_dir / "dice-sets").glob("*.npz")):
-        if not NAME_PATTERN.match(path.stem):  # a save that never finished (DiceSet.save)
+        if not NAME_PATTERN.match(path.stem):  # not a name a set is saved under
             continue
         try:
             with np.load(path) as data:

@@ -13,7 +13,6 @@ from __future__ import annotations
 import hashlib
 import hmac
 import json
-import os
 import secrets
 import threading
 import time
@@ -23,6 +22,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Protocol
 from urllib.parse import urlsplit
+
+from vision.files import write_durably
 
 SECRET_FILE = "table-secret.json"
 COOKIE = "kniffel_session"
@@ -47,14 +48,8 @@ class TableSecret:
         except (OSError, ValueError, KeyError, TypeError):
             pass
         secret = cls(secrets.token_urlsafe(24), f"{secrets.randbelow(10000):04d}")
-        folder.mkdir(parents=True, exist_ok=True)
-        tmp = path.with_suffix(".tmp")
-        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
-        with os.fdopen(fd, "w", encoding="utf-8") as f:
-            json.dump({"token": secret.token, "pin": secret.pin}, f)
-            f.flush()
-            os.fsync(f.fileno())
-        os.replace(tmp, path)
+        text = json.dumps({"token": secret.token, "pin": secret.pin})
+        write_durably(path, lambda f: f.write(text.encode("utf-8")), mode=0o600)
         return secret
 
     def token_ok(self, token: object) -> bool:

@@ -15,12 +15,13 @@ from __future__ import annotations
 import math
 import os
 import re
-import tempfile
 import tomllib
 from collections.abc import Callable
 from dataclasses import dataclass, field, fields, replace
 from pathlib import Path
 from typing import Any
+
+from vision.files import write_durably
 
 Point = tuple[float, float]
 
@@ -411,33 +412,7 @@ def dump_config(config: Config) -> str:
 
 
 def save_config(path: Path, config: Config) -> None:
-    """Write `config` to `path` atomically (a half-written file would put the table in safe
-    mode at the next start); keeps the old file's permission bits."""
+    """Write `config` to `path` whole or not at all (a half-written file would put the
+    table in safe mode at the next start); keeps the old file's permission bits."""
     text = dump_config(config)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    try:
-        mode: int | None = path.stat().st_mode & 0o777
-    except FileNotFoundError:
-        mode = None
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as f:
-            f.write(text)
-            f.flush()
-            os.fsync(f.fileno())
-        if mode is not None:
-            os.chmod(tmp, mode)
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
-    try:  # make the rename itself durable
-        dir_fd = os.open(path.parent, os.O_RDONLY)
-    except OSError:
-        return
-    try:
-        os.fsync(dir_fd)
-    except OSError:
-        pass
-    finally:
-        os.close(dir_fd)
+    write_durably(path, lambda f: f.write(text.encode("utf-8")))

@@ -97,3 +97,16 @@ def test_read_photo_turns_a_photo_as_its_exif_orientation_says(tmp_path: Path) -
     assert frame.shape == (80, 40, 3)
     assert frame[5, 20].mean() > 200 and frame[75, 20].mean() < 50  # white half now on top
     assert np.array_equal(frame, cv2.imread(str(photo), cv2.IMREAD_COLOR))
+
+
+def test_a_file_opencv_cannot_read_gets_one_line_and_no_opencv_log(
+        tmp_path: Path, capfd: pytest.CaptureFixture[str]) -> None:
+    """OpenCV logs its own error (a C++ source line) for a GIF with no picture in it; the
+    user sees only the reader's reason, and OpenCV's logging is as it was after."""
+    gif = tmp_path / "empty.gif"
+    gif.write_bytes(b"GIF89a" + bytes(20))
+    before = cv2.utils.logging.getLogLevel()
+    with pytest.raises(ValueError, match="^not a readable image$"):
+        read_photo(gif)
+    assert capfd.readouterr().err == ""
+    assert cv2.utils.logging.getLogLevel() == before
