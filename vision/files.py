@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import contextlib
 import os
-import tempfile
+import secrets
 from collections.abc import Callable
 from pathlib import Path
 from typing import IO
@@ -28,23 +28,29 @@ def write_durably(path: Path, write: Callable[[IO[bytes]], object],
     if mode is None:
         with contextlib.suppress(FileNotFoundError):
             mode = path.stat().st_mode & 0o777
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.",
-                               suffix=TEMPORARY_SUFFIX)
+    fd, tmp = _created_beside(path, 0o666 if mode is None else 0o600)
     try:
         with os.fdopen(fd, "wb") as f:
             write(f)
             f.flush()
             os.fsync(f.fileno())
-        if mode is None:  # mkstemp makes it 0600; a new file gets what the umask allows
-            umask = os.umask(0)
-            os.umask(umask)
-            mode = 0o666 & ~umask
-        os.chmod(tmp, mode)
+        if mode is not None:
+            os.chmod(tmp, mode)
         os.replace(tmp, path)
     except BaseException:
-        Path(tmp).unlink(missing_ok=True)
+        tmp.unlink(missing_ok=True)
         raise
     _sync_folder(path.parent)
+
+
+def _created_beside(path: Path, mode: int) -> tuple[int, Path]:
+    """A new, empty temporary file in `path`'s folder, opened for writing. Made by the
+    kernel with `mode` less the umask: reading the umask would mean setting it, which
+    races with other threads making files."""
+    while True:
+        tmp = path.with_name(f".{path.name}.{secrets.token_hex(6)}{TEMPORARY_SUFFIX}")
+        with contextlib.suppress(FileExistsError):
+            return os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, mode), tmp
 
 
 def _sync_folder(folder: Path) -> None:
