@@ -3,6 +3,7 @@ them, with a one-line reason when one cannot be read."""
 
 from __future__ import annotations
 
+import threading
 from pathlib import Path
 
 import cv2
@@ -13,6 +14,7 @@ EOI = b"\xff\xd9"  # end of image
 SOS = 0xDA  # start of scan: the compressed image data follows
 #: Markers without a length field: TEM and the restart markers RST0–7.
 STANDALONE = {0x01, *range(0xD0, 0xD8)}
+_QUIET_DECODING = threading.Lock()
 
 
 def read_photo(path: Path) -> np.ndarray:
@@ -42,13 +44,16 @@ def read_photo(path: Path) -> np.ndarray:
 
 def _decoded_quietly(data: bytes) -> np.ndarray | None:
     """`data` decoded without OpenCV's own log lines (a file it cannot read gets the
-    caller's one-line reason, not a line of C++ source locations before it)."""
-    level = cv2.utils.logging.getLogLevel()
-    cv2.utils.logging.setLogLevel(cv2.utils.logging.LOG_LEVEL_SILENT)
-    try:
-        return cv2.imdecode(np.frombuffer(data, np.uint8), cv2.IMREAD_COLOR)
-    finally:
-        cv2.utils.logging.setLogLevel(level)
+    caller's one-line reason, not a line of C++ source locations before it). OpenCV's log
+    level is the process's: one decode at a time, so that two threads cannot leave it
+    silenced."""
+    with _QUIET_DECODING:
+        level = cv2.utils.logging.getLogLevel()
+        cv2.utils.logging.setLogLevel(cv2.utils.logging.LOG_LEVEL_SILENT)
+        try:
+            return cv2.imdecode(np.frombuffer(data, np.uint8), cv2.IMREAD_COLOR)
+        finally:
+            cv2.utils.logging.setLogLevel(level)
 
 
 def jpeg_cut_short(data: bytes) -> bool:

@@ -364,7 +364,7 @@ def _saved_sets(state_dir: Path) -> Iterator[tuple[str, list[DieValue], list[boo
     """Each set saved in `state_dir`: its name, its dice's faces and which of them were
     learnt at a table, read without their patches."""
     for path in sorted((state_dir / "dice-sets").glob("*.npz")):
-        if not NAME_PATTERN.match(path.stem):  # not a name a set is saved under
+        if not NAME_PATTERN.match(path.stem):  # e.g. an older version's unfinished .NAME.tmp.npz
             continue
         try:
             with np.load(path) as data:
