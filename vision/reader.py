@@ -768,13 +768,21 @@ def checked_by_pip_reading(values: list[DieValue], probs: np.ndarray, value_prob
     1798 against the surer of the two with the surer confidence; 5 not counted, 1419 →
     1719 of 1959, silent errors 12 → 1, asked 1647 → 1190 against the photos alone."""
     counts, sure = most_likely(value_probs, slice(0, len(PIP_VALUES)))
-    agree = np.array([a == b for a, b in zip(values, counts, strict=True)], bool)
+    agree, count_wins, chosen = compared(values, probs, counts, sure)
     if counted:
         return counts, np.where(agree, sure, np.minimum(sure, 1.0 - probs))
-    count_wins = ~agree & (sure > probs)
-    chosen = [c if win else v for v, c, win in zip(values, counts, count_wins, strict=True)]
     return chosen, np.where(agree, np.maximum(probs, sure),
                             np.where(count_wins, np.minimum(sure, 1.0 - probs), probs))
+
+
+def compared(first: list[DieValue], first_probs: np.ndarray, second: list[DieValue],
+             second_probs: np.ndarray) -> tuple[np.ndarray, np.ndarray, list[DieValue]]:
+    """Two reads of the same dice: where they agree, where the second is the surer of two
+    that differ, and the value each die takes by that (on a tie the first read's)."""
+    agree = np.array([a == b for a, b in zip(first, second, strict=True)], bool)
+    second_wins = ~agree & (second_probs > first_probs)
+    chosen = [b if win else a for a, b, win in zip(first, second, second_wins, strict=True)]
+    return agree, second_wins, chosen
 
 
 def reconciled(first: list[DieValue], first_probs: np.ndarray, second: list[DieValue],
@@ -782,9 +790,7 @@ def reconciled(first: list[DieValue], first_probs: np.ndarray, second: list[DieV
     """Two looks at the same dice, one value and probability per die: where they agree, the
     less sure of the two; where they differ the surer look gives the value, no surer than
     the other is unsure, so the table asks (on a tie the first look stands)."""
-    agree = np.array([a == b for a, b in zip(first, second, strict=True)], bool)
-    second_wins = ~agree & (second_probs > first_probs)
-    chosen = [b if win else a for a, b, win in zip(first, second, second_wins, strict=True)]
+    agree, second_wins, chosen = compared(first, first_probs, second, second_probs)
     return chosen, np.where(agree, np.minimum(first_probs, second_probs),
                             np.where(second_wins, np.minimum(second_probs, 1.0 - first_probs),
                                      np.minimum(first_probs, 1.0 - second_probs)))
