@@ -161,10 +161,11 @@ def _close_up(frame: np.ndarray, label: SceneLabel) -> tuple[np.ndarray, SceneLa
                         out.shape[1], out.shape[0])
 
 
-def _farther(frame: np.ndarray, label: SceneLabel) -> tuple[np.ndarray, SceneLabel]:
-    """As from a camera twice as high (a Pi that sees the whole table): the photo shrunk to
-    half in a frame of its own size, the desk around it its own, mirrored, with the dice
-    painted out (cv2.inpaint) — the cable and laptop edge in view stay, mirrored too."""
+def _desk_around(frame: np.ndarray, label: SceneLabel) -> np.ndarray:
+    """The photo in the middle of a desk twice its width and height: the desk around it
+    is its own, mirrored, with the dice painted out (cv2.inpaint), so that a camera that
+    sees more of the table sees no dice that are not labelled — the cable and laptop edge
+    in view stay, mirrored too. The photo's (x, y) lies at (x + w // 2, y + h // 2)."""
     h, w = frame.shape[:2]
     mask = np.zeros((h, w), np.uint8)
     for d in label.dice:
@@ -175,8 +176,35 @@ def _farther(frame: np.ndarray, label: SceneLabel) -> tuple[np.ndarray, SceneLab
     desk = cv2.copyMakeBorder(cv2.inpaint(frame, mask, 5, cv2.INPAINT_TELEA),
                               h // 2, h - h // 2, w // 2, w - w // 2, cv2.BORDER_REFLECT)
     desk[h // 2:h // 2 + h, w // 2:w // 2 + w] = frame
-    out = cv2.resize(desk, (w, h), interpolation=cv2.INTER_AREA)
+    return desk
+
+
+def _farther(frame: np.ndarray, label: SceneLabel) -> tuple[np.ndarray, SceneLabel]:
+    """As from a camera twice as high (a Pi that sees the whole table): the photo shrunk to
+    half in a frame of its own size, amid its desk (`_desk_around`)."""
+    h, w = frame.shape[:2]
+    out = cv2.resize(_desk_around(frame, label), (w, h), interpolation=cv2.INTER_AREA)
     return out, _mapped(label, lambda x, y: ((x + w // 2) / 2, (y + h // 2) / 2), w, h)
+
+
+def _rolled(frame: np.ndarray, label: SceneLabel) -> tuple[np.ndarray, SceneLabel]:
+    """As from a camera mounted askew, turned 30° about its axis (counter-clockwise): the
+    picture turned about its centre, the corners it bares filled by its desk
+    (`_desk_around`). Dice turned out of the picture are not labelled; `camera.turn` only
+    mends quarter turns."""
+    h, w = frame.shape[:2]
+    m = cv2.getRotationMatrix2D((w / 2, h / 2), 30.0, 1.0)
+    # the same turn of the desk, whose photo lies (w // 2, h // 2) further on
+    shift = np.array([[1.0, 0.0, w // 2], [0.0, 1.0, h // 2], [0.0, 0.0, 1.0]])
+    out = cv2.warpAffine(_desk_around(frame, label), m @ np.linalg.inv(shift), (w, h),
+                         flags=cv2.INTER_LINEAR)
+
+    def point(x: float, y: float) -> tuple[float, float]:
+        turned = m @ np.array([x, y, 1.0])
+        return float(turned[0]), float(turned[1])
+    rolled = _mapped(label, point, w, h)
+    inside = tuple(d for d in rolled.dice if 0 <= d.center[0] < w and 0 <= d.center[1] < h)
+    return out, dataclasses.replace(rolled, dice=inside)
 
 
 def _grey(frame: np.ndarray, label: SceneLabel) -> tuple[np.ndarray, SceneLabel]:
@@ -188,6 +216,7 @@ def _grey(frame: np.ndarray, label: SceneLabel) -> tuple[np.ndarray, SceneLabel]
 PHOTO_CHANGES: dict[str, Callable[[np.ndarray, SceneLabel], tuple]] = {
     "turned 180°": _turned,
     "turned 90°": _quarter,
+    "turned 30°": _rolled,
     "halved": _scaled(0.5),
     "doubled": _scaled(2.0),
     "tilted further": _keystone,

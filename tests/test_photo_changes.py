@@ -73,3 +73,21 @@ def test_farther_halves_the_die_and_shows_it_once(tmp_path: Path) -> None:
     bright = cv2.cvtColor(frame, cv2.COLOR_BGR2GRAY) > 170
     assert bright[40:50, 90:100].mean() > 0.6
     assert bright.sum() <= 1.2 * bright[40:50, 90:100].sum()
+
+
+def test_turned_30_degrees_moves_the_die_and_drops_those_turned_out(tmp_path: Path) -> None:
+    path, label = photo_with_a_die(tmp_path)
+    corner = DieLabel(5, (148.0, 0.0, 160.0, 12.0), (154.0, 6.0))
+    samples, change_of = changed_photos([(path, SceneLabel(
+        label.image, label.width, label.height, (*label.dice, corner)))])
+    frame, turned = next((f, lb) for f, lb in samples if change_of(lb) == "turned 30°")
+    # (110, 30) is (30, −30) from the centre (80, 60): turned 30° counter-clockwise as the
+    # picture shows it, (30 cos 30° − 30 sin 30°, −30 sin 30° − 30 cos 30°) from the centre
+    c, s = np.cos(np.radians(30)), np.sin(np.radians(30))
+    assert (turned.width, turned.height) == (160, 120)
+    assert turned.dice[0].center == pytest.approx((80 + 30 * c - 30 * s, 60 - 30 * s - 30 * c))
+    # the corner die left the picture: not labelled, and not drawn in the bared corners
+    assert [d.value for d in turned.dice] == [3]
+    bright = cv2.cvtColor(frame, cv2.COLOR_BGR2GRAY) > 170
+    x0, y0, x1, y1 = (int(v) for v in turned.dice[0].box)
+    assert bright.sum() <= 1.2 * bright[y0:y1 + 1, x0:x1 + 1].sum()
