@@ -17,8 +17,10 @@ same model. Runs on the CPU; `make models` calls it through models/build.py.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import math
+import signal
 import sys
 import time
 from collections.abc import Iterable, Iterator
@@ -214,11 +216,20 @@ def det_batch(samples: list[DetSample], idx: np.ndarray, rng: np.random.Generato
 #: The exported ONNX is the same.
 FAST_LAYOUT = torch.channels_last
 
-#: Where the CPU computes in bfloat16 (AVX-512 BF16, AMX), the classifier trains under
-#: autocast: about 1.8× faster steps here, so twice the scenes fit in `make models`. The
-#: weights, optimiser and losses stay float32, and the exported ONNX is float32 either way;
-#: elsewhere the same recipe runs in float32.
+#: Where the CPU computes in bfloat16 (AVX-512 BF16, AMX), the crop networks (classifier,
+#: refiner, embedder) train under autocast: about 1.7-1.9× faster steps here, so twice the
+#: scenes fit in `make models`. The weights, optimiser and losses stay float32, and the
+#: exported ONNX is float32 either way; elsewhere the same recipe runs in float32. (The
+#: detector's steps are no faster so: models/README.md.)
 BFLOAT16 = bool(torch.ops.mkldnn._is_mkldnn_bf16_supported())
+#: What the crop networks' metadata says they trained in.
+PRECISION = "bfloat16" if BFLOAT16 else "float32"
+
+
+def in_bfloat16() -> contextlib.AbstractContextManager[None]:
+    """Autocast to bfloat16 where the CPU has it (BFLOAT16): the crop networks' forward
+    passes; their outputs are taken back to float32 before any loss."""
+    return torch.autocast("cpu", dtype=torch.bfloat16, enabled=BFLOAT16)
 
 
 def warmup_cosine(opt: torch.optim.Optimizer, steps: int) -> torch.optim.lr_scheduler.LambdaLR:
@@ -530,8 +541,9 @@ def train_embedder(crops: np.ndarray, identity: np.ndarray, steps: int, batch: i
     t0 = time.time()
     for step in range(steps):
         idx, x = augmented_batch(crops, batch, rng, gen)
-        normed = net(x)
-        loss = head(normed, torch.from_numpy(identity[idx]))
+        with in_bfloat16():
+            normed = net(x)
+        loss = head(normed.float(), torch.from_numpy(identity[idx]))
         descend(opt, sched, loss)
         if step % 200 == 0 or step == steps - 1:
             log(f"embedder step {step}/{steps} loss {loss.item():.3f} {time.time() - t0:.0f}s")
@@ -598,7 +610,9 @@ def train_refiner(crops: np.ndarray, targets: np.ndarray, steps: int, batch: int
         x = color_jitter(crops_to_tensor(crops[idx]), gen)
         if rng.random() < 0.3:
             x = F.avg_pool2d(x, 3, 1, 1)  # defocus
-        pred = net(x.contiguous(memory_format=FAST_LAYOUT))
+        with in_bfloat16():
+            pred = net(x.contiguous(memory_format=FAST_LAYOUT))
+        pred = pred.float()
         loss = F.smooth_l1_loss(pred, torch.from_numpy(targets[idx]), beta=0.05)
         descend(opt, sched, loss)
         if step % 200 == 0 or step == steps - 1:
@@ -638,7 +652,7 @@ def train_classifier(crops: np.ndarray, values: np.ndarray, quality: np.ndarray,
         idx, x = augmented_batch(crops, batch, rng, gen)
         v = torch.from_numpy(values[idx])
         q = torch.from_numpy(quality[idx])
-        with torch.autocast("cpu", dtype=torch.bfloat16, enabled=BFLOAT16):
+        with in_bfloat16():
             logits_v, logits_q = net(x)
         logits_v, logits_q = logits_v.float(), logits_q.float()
         loss_v = F.cross_entropy(logits_v, v, ignore_index=-1, label_smoothing=0.02)
@@ -692,6 +706,9 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--batch", type=int, default=32)
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("--threads", type=int, default=2)
+    ap.add_argument("--threads-on-signal", type=int, default=None, metavar="N",
+                    help="train on N threads from when the process is sent SIGUSR1 on "
+                         "(make models: when the lane beside it is done)")
     ap.add_argument("--width", type=int, default=24,
                     help="classifier, embedder: channels of the first layer; body: of the head")
     ap.add_argument("--detector", type=Path, default=None, metavar="DETECTOR.onnx",
@@ -709,6 +726,9 @@ def main(argv: list[str] | None = None) -> int:
     if args.real == "Valid":
         ap.error("the real Valid split is for evaluation only")
     torch.set_num_threads(args.threads)
+    if args.threads_on_signal:
+        more = args.threads_on_signal
+        signal.signal(signal.SIGUSR1, lambda *_: torch.set_num_threads(more))
     cv2.setNumThreads(1)
     scenes = iter_scenes(args.data, args.real)
     info = {"seed": str(args.seed), "steps": str(args.steps),
@@ -739,7 +759,7 @@ def main(argv: list[str] | None = None) -> int:
         export(net, torch.zeros(2, 3, CROP_SIZE, CROP_SIZE), args.out, ["crops"], ["refine"],
                {"crops": {0: "n"}},
                {**info, "span": str(REFINE_SPAN), "crop_size": str(CROP_SIZE),
-                "width": str(args.width)})
+                "width": str(args.width), "precision": PRECISION})
     elif args.model == "embedder":
         if not args.identity_pool:
             ap.error("the embedder needs --identity-pool")
@@ -760,7 +780,7 @@ def main(argv: list[str] | None = None) -> int:
                ["embedding"], {"crops": {0: "n"}},
                {**info, "faces": str(len(FACES) + len(names)),
                 "embed_dim": str(EMBED_DIM), "crop_size": str(CROP_SIZE),
-                "width": str(args.width)})
+                "width": str(args.width), "precision": PRECISION})
     else:
         rng = np.random.default_rng(args.seed)
         detector = None
@@ -779,7 +799,7 @@ def main(argv: list[str] | None = None) -> int:
                {**info, "faces": json.dumps(FACES), "quality": json.dumps(QUALITY),
                 "crop_size": str(CROP_SIZE), "width": str(args.width),
                 "upright": str(int(args.upright)),
-                "precision": "bfloat16" if BFLOAT16 else "float32"})
+                "precision": PRECISION})
     return 0
 
 
