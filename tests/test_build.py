@@ -145,3 +145,35 @@ def test_the_classifier_trains_in_the_cpus_precision_and_exports_float32(
         want = net(x)[0].numpy()
     got = ort.InferenceSession(str(out)).run(["value"], {"crops": x.numpy()})[0]
     assert got.dtype == np.float32 and np.allclose(got, want, atol=1e-4)
+
+
+def test_off_centre_crops_lie_towards_the_side_faces_and_keep_the_top_faces_value() -> None:
+    """`train.py classifier --off-centre`: crops cut where the detector's misplaced finds
+    lie — off the top face towards the body of a die seen at an angle — labelled with the
+    top face's value (only where PyTorch, the `train` extra, is installed)."""
+    pytest.importorskip("torch")
+    import train
+
+    from vision.preprocess import CROP_SIZE
+    from vision.reading import DieLabel, SceneLabel
+
+    image = np.full((300, 400, 3), 60, np.uint8)
+    image[125:185, 180:220] = 255  # a die seen at an angle: its body lies below the top face
+    image[137:144, 197:204] = (0, 0, 255)  # a red mark on the top face's centre (200, 140)
+    label = SceneLabel("one.jpg", 400, 300, (DieLabel(3, (180, 125, 220, 185), (200, 140)),))
+    crops, values, quality = train.classifier_crops(
+        [(image, label, "synth")], np.random.default_rng(2), per_synth_die=0, per_real_die=0,
+        negatives_per_scene=0, turn_upright=True, off_centre_per_die=40)
+    assert crops.shape == (40, CROP_SIZE, CROP_SIZE, 3)
+    assert (values == train.face_index(3)).all() and (quality == 0).all()
+    angles, distances = [], []
+    for crop in crops:
+        c = crop.astype(int)
+        ys, xs = np.nonzero(c[..., 2] - c[..., 1] > 40)  # the red mark
+        dx, dy = xs.mean() - CROP_SIZE / 2, ys.mean() - CROP_SIZE / 2
+        angles.append(np.degrees(np.arctan2(-dy, dx)))  # 90: straight up in the crop
+        distances.append(np.hypot(dx, dy) / CROP_SIZE)  # in crop sides (about die sizes)
+    # the crop moved down onto the body, so the top face shows above its centre
+    assert abs(np.median(angles) - 90) < 15 and np.mean(np.array(angles) > 0) >= 0.9
+    assert min(distances) > 0.05 and max(distances) < 0.45
+    assert np.median(distances) == pytest.approx(np.mean(train.OFF_CENTRE), abs=0.08)
