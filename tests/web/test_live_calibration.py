@@ -43,7 +43,9 @@ class TableCamera:
     """An 800×600 table seen from above (like a usb camera: no controls). `lay(shade, n)`
     puts n dice down where the last ones lay, `throw(shade)` rolls five for a few frames
     and they land in another row; `clock()` advances 0.1 s per lores frame. Records whether
-    two calls ever overlapped (they must not)."""
+    two calls ever overlapped (they must not). The test's thread lays and throws while the
+    table's thread takes frames: `_scene` keeps each frame to one whole state of the table
+    (a frame half before and half after a throw could show the dice landed already)."""
 
     name = "fake"
 
@@ -57,6 +59,7 @@ class TableCamera:
         self.captures = 0
         self.overlapped = False
         self._inside = 0
+        self._scene = threading.Lock()
 
     def _use(self) -> Callable[[], None]:
         self._inside += 1
@@ -77,11 +80,13 @@ class TableCamera:
         return self.time
 
     def lay(self, shade: int | None, count: int = 5) -> None:
-        self.shade, self.count = shade, count
+        with self._scene:
+            self.shade, self.count = shade, count
 
     def throw(self, shade: int) -> None:
-        self.shade, self.count, self.rolling = shade, 5, 6
-        self.row = 200 if self.row != 200 else 350
+        with self._scene:
+            self.shade, self.count, self.rolling = shade, 5, 6
+            self.row = 200 if self.row != 200 else 350
 
     def _frame(self, offset: int = 0) -> np.ndarray:
         frame = np.full((600, 800, 3), BACKGROUND, np.uint8)
@@ -94,10 +99,12 @@ class TableCamera:
     def lores(self) -> np.ndarray:
         leave = self._use()
         try:
-            self.time += 0.1
-            offset = 15 * self.rolling
-            self.rolling = max(0, self.rolling - 1)
-            gray = cv2.cvtColor(self._frame(offset), cv2.COLOR_BGR2GRAY)
+            with self._scene:
+                self.time += 0.1
+                offset = 15 * self.rolling
+                self.rolling = max(0, self.rolling - 1)
+                frame = self._frame(offset)
+            gray = cv2.cvtColor(frame, cv2.COLOR_BGR2GRAY)
             return cv2.resize(gray, (320, 240), interpolation=cv2.INTER_AREA)
         finally:
             leave()
@@ -106,7 +113,8 @@ class TableCamera:
         leave = self._use()
         try:
             self.captures += 1
-            return self._frame()
+            with self._scene:
+                return self._frame()
         finally:
             leave()
 
