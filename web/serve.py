@@ -368,10 +368,11 @@ def run(args: argparse.Namespace) -> int:
 
         threading.Thread(target=beat, name="watchdog", daemon=True).start()
     try:
-        server.run()
+        server.run()  # returns on SIGINT/SIGTERM: waitress catches the KeyboardInterrupt
     except KeyboardInterrupt:
-        print("Kniffel table: stopping", file=sys.stderr, flush=True)
+        pass  # one that came before waitress's loop caught it
     finally:
+        print("Kniffel table: stopping", file=sys.stderr, flush=True)
         stopping.set()
         with contextlib.suppress(Exception):
             notifier.stopping()

@@ -35,6 +35,7 @@ class Server:
         self.base = f"http://127.0.0.1:{port}"
         deadline = time.monotonic() + 30
         self.banner = ""
+        self.said = ""  # what it printed after the banner, read once it has stopped
         assert self.proc.stdout is not None
         while time.monotonic() < deadline:
             line = self.proc.stdout.readline()
@@ -88,6 +89,7 @@ class Server:
             if self.proc.poll() is None:
                 self.proc.kill()
             if self.proc.stdout:
+                self.said = self.proc.stdout.read()
                 self.proc.stdout.close()
         return rc
 
@@ -132,3 +134,4 @@ def test_killed_between_a_throw_and_the_entry_the_game_resumes_intact(tmp_path: 
         assert data["block"]["players"][1]["total"] == 30
     finally:
         assert server.stop() == 0
+    assert server.said.splitlines()[-1] == "Kniffel table: stopping"  # the journal's last word
