@@ -370,7 +370,7 @@ def run(args: argparse.Namespace) -> int:
     try:
         server.run()  # returns on SIGINT/SIGTERM: waitress catches the KeyboardInterrupt
     except KeyboardInterrupt:
-        pass  # one that came before waitress's loop caught it
+        pass  # a signal that came before waitress's loop was running
     finally:
         print("Kniffel table: stopping", file=sys.stderr, flush=True)
         stopping.set()
