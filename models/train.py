@@ -446,21 +446,21 @@ def classifier_crops(scenes: Iterable[Scene], rng: np.random.Generator,
                 continue  # cut by the frame: the judge decides by geometry, not the crop
             size = die_size(die.box)
             dx, dy = body_offset(die)
-            upright = upright_angle((dx / size, dy / size)) if turn_upright else None
+            body = (dx / size, dy / size)
+            upright = upright_angle(body) if turn_upright else None
+            before = len(crops)
             for _ in range(per_die):
                 jitter = rng.normal(0, 0.06, 2) * size
                 angle = crop_turn(upright, rng)
                 crops.append(crop_die(image, die.center[0] + jitter[0], die.center[1] + jitter[1],
                                       size * rng.uniform(0.85, 1.2), angle=angle))
-                values.append(face_index(die.value))
-                quality.append(QUALITY.index(QUALITY_OF_FLAG[die.flag]))
             for _ in range(off_centre_per_die if source != "real" else 0):
-                ox, oy = off_centre((dx / size, dy / size), rng)
+                ox, oy = off_centre(body, rng)
                 crops.append(crop_die(image, die.center[0] + ox * size,
                                       die.center[1] + oy * size, size * rng.uniform(0.85, 1.2),
                                       angle=crop_turn(upright, rng)))
-                values.append(face_index(die.value))
-                quality.append(QUALITY.index(QUALITY_OF_FLAG[die.flag]))
+            values += [face_index(die.value)] * (len(crops) - before)
+            quality += [QUALITY.index(QUALITY_OF_FLAG[die.flag])] * (len(crops) - before)
         typical = float(np.median(sizes))
         centers = np.array([d.center for d in label.dice], np.float32).reshape(-1, 2)
         made = tries = 0
