@@ -68,6 +68,11 @@ class Search:
     weak: list[Candidate] = field(default_factory=list)
 
 
+#: A search keeps at most this many finds, the surest: a table holds five dice, a few
+#: more at most, while a cloth printed with dots the networks take for dice gave hundreds
+#: of finds, each to be read, and 0.3–2 s a frame instead of 0.04 (models/README.md,
+#: "Patterned table cloths").
+MAX_FINDS = 30
 #: The first search also reports peaks this strong under its threshold (`Search.weak`).
 WEAK_SCORE = 0.2
 #: Dice smaller than this (in detector-input pixels) are looked at again, larger.
@@ -267,7 +272,7 @@ def decode(out: np.ndarray, scale: float, threshold: float, width: int, height: 
         found.append(Candidate(cx, cy, (cx - bw / 2, cy - bh / 2, cx + bw / 2, cy + bh / 2),
                                float(heat[iy, ix]), None if body is None else
                                (float(body[0, iy, ix]), float(body[1, iy, ix]))))
-    return suppress(found)
+    return suppress(found)[:MAX_FINDS]
 
 
 def suppress(candidates: list[Candidate], overlap: float = 0.45) -> list[Candidate]:

@@ -12,7 +12,15 @@ import numpy as np
 import pytest
 
 from vision.classifier import FACES, PIP_VALUES, QUALITY, FaceScores
-from vision.detector import Candidate, LargeDice, Search, decode, large_dice, suppress
+from vision.detector import (
+    MAX_FINDS,
+    Candidate,
+    LargeDice,
+    Search,
+    decode,
+    large_dice,
+    suppress,
+)
 from vision.preprocess import (
     DETECTOR_STRIDE,
     crop_die,
@@ -362,6 +370,18 @@ def test_decode_finds_peaks_and_sizes() -> None:
     assert found.y == pytest.approx((20.25) * DETECTOR_STRIDE / 0.5)
     assert found.box[2] - found.box[0] == pytest.approx(80)
     assert found.box[3] - found.box[1] == pytest.approx(40)
+
+
+def test_a_search_keeps_only_its_surest_finds() -> None:
+    """A cloth printed with dots can light up the whole heatmap: the finds read per frame
+    stay bounded, and they are the surest."""
+    out = np.zeros((5, 72, 96), np.float32)
+    out[3:5] = np.log(8.0)
+    scores = np.linspace(0.31, 0.99, 12 * 16).reshape(12, 16)
+    out[0, 2::6, 2::6] = scores
+    found = decode(out, scale=0.5, threshold=0.3, width=800, height=600)
+    assert len(found) == MAX_FINDS
+    assert min(c.score for c in found) == pytest.approx(np.sort(scores.ravel())[-MAX_FINDS])
 
 
 def test_suppress_keeps_touching_dice_but_not_double_peaks() -> None:
