@@ -25,8 +25,11 @@ from vision.synth import (
     die_pose,
     random_scene,
     render,
+    sampling,
 )
 from vision.synth.__main__ import main as cli_main
+from vision.synth.sampling import PATTERNED, _plain_surface, random_surface
+from vision.synth.textures import surface_tile
 
 SMALL = (320, 240)
 PLAIN = DieStyle(body=(0.95, 0.95, 0.95), pip=(0.05, 0.05, 0.05), engraved=False,
@@ -295,3 +298,44 @@ def test_a_top_face_the_photo_does_not_show_is_flagged_unreadable(
     _, label = render(dataclasses.replace(scene, photo=photo, lighting=lighting))
     assert len(label.dice) == 1
     assert (label.dice[0].flag is None) == readable
+
+
+@pytest.mark.parametrize("kind", ["dotted", "printed"])
+def test_a_patterned_cloth_repeats_without_a_seam(kind: str) -> None:
+    """Dots and motifs cut by the tile's edge go on across it: a table tiled with it shows
+    no seam that a network could learn from."""
+    tile = surface_tile(Surface(kind=kind, color=(0.55, 0.3, 0.1), color2=(0.93, 0.93, 0.93),
+                                scale_mm=150.0, pattern=1, seed=3))
+    grey = tile.mean(axis=2)
+    assert grey.std() > 0.05  # a pattern, not a plain cloth
+    inside = np.abs(np.diff(grey, axis=0)).mean()
+    across = np.abs(grey[0] - grey[-1]).mean()
+    assert across < 2 * inside
+    inside = np.abs(np.diff(grey, axis=1)).mean()
+    assert np.abs(grey[:, 0] - grey[:, -1]).mean() < 2 * inside
+
+
+def test_polka_dots_are_about_as_large_as_pips() -> None:
+    """The dots must look like pips to be worth learning from: 2–7 mm across."""
+    s = Surface(kind="dotted", color=(0.1, 0.1, 0.1), color2=(0.93, 0.93, 0.93),
+                scale_mm=200.0, seed=5)
+    light = (surface_tile(s).mean(axis=2) > 0.5).astype(np.uint8)
+    n, _, stats, _ = cv2.connectedComponentsWithStats(light)
+    mm = np.sqrt(4 * stats[1:, cv2.CC_STAT_AREA] / np.pi) * 200.0 / light.shape[0]
+    assert n > 10 and 2.0 <= np.median(mm) <= 7.0
+
+
+@pytest.mark.parametrize("share", [0.0, 0.15])
+def test_some_random_tables_are_patterned_and_the_others_as_before(
+        share: float, monkeypatch: pytest.MonkeyPatch) -> None:
+    """About PATTERNED_SHARE of the random tables are patterned cloths; every other table is
+    drawn exactly as before they were added (the same draws from the scene's generator)."""
+    monkeypatch.setattr(sampling, "PATTERNED_SHARE", share)
+    kinds = [random_surface(np.random.default_rng([7, i])).kind for i in range(400)]
+    patterned = sum(k in PATTERNED for k in kinds) / len(kinds)
+    assert abs(patterned - share) < 0.06
+    for i in range(40):
+        table = random_surface(np.random.default_rng([7, i]))
+        if table.kind not in PATTERNED:
+            assert table == _plain_surface(np.random.default_rng([7, i]))
+    assert random_surface(np.random.default_rng(1), "printed").kind == "printed"

@@ -58,7 +58,7 @@ class Camera:
 class Surface:
     """A procedural material: table top, tray floor, ..."""
 
-    kind: str = "wood"  # wood | felt | paper | cloth | laminate | leather
+    kind: str = "wood"  # wood | felt | paper | cloth | laminate | leather | dotted | printed
     color: BGR = (0.45, 0.6, 0.78)
     color2: BGR = (0.25, 0.38, 0.55)  # grain / thread / line colour
     scale_mm: float = 250.0  # table size covered by one texture tile

@@ -150,6 +150,8 @@ def surface_tile(s: Surface) -> np.ndarray:
         else:
             img = np.broadcast_to(np.array(s.color, np.float32), (n, n, 3)).copy()
         img = img * weave[..., None]
+    elif s.kind in ("dotted", "printed"):
+        img = _motif_cloth(s, rng)
     else:  # laminate
         low = fbm(rng, n, 2, 3)
         img = np.array(s.color, np.float32) * (1 + 0.03 * con * low)[..., None]
@@ -160,6 +162,50 @@ def surface_tile(s: Surface) -> np.ndarray:
                 0.5 * con * dots[..., None])
         img += rng.standard_normal((n, n, 1)).astype(np.float32) * 0.008
     return _ro(np.clip(img, 0, 1).astype(np.float32))
+
+
+def _motif_cloth(s: Surface, rng: np.random.Generator) -> np.ndarray:
+    """An oilcloth or tablecloth printed with dots (`dotted`: polka dots in rows, staggered
+    where `pattern` is 1) or scattered small dots, rings and leaves (`printed`): dots
+    about as large as pips, which the networks must learn are not dice. Drawn at four
+    times the tile's size and shrunk (smooth edges), wrapped so the tile repeats."""
+    over = 4
+    big = TILE * over
+    per_mm = big / s.scale_mm
+    img = np.empty((big, big, 3), np.float32)
+    img[:] = s.color
+    shapes: list[tuple[float, float, float, BGR, int]] = []  # x, y, radius, colour, shape
+    if s.kind == "dotted":
+        rows = max(2, 2 * round(s.scale_mm / rng.uniform(16.0, 44.0)))  # even: wraps
+        step = big / rows
+        radius = float(rng.uniform(1.0, 3.5)) * per_mm
+        for i in range(rows):
+            shift = 0.5 * step if s.pattern and i % 2 else 0.0
+            shapes += [(j * step + shift, i * step, radius, s.color2, 0) for j in range(rows)]
+    else:
+        third = tuple(float(v) for v in rng.uniform(0.1, 0.9, 3))
+        for _ in range(int(rng.integers(40, 120))):
+            x, y = rng.uniform(0, big, 2)
+            colour = s.color2 if rng.random() < 0.6 else third
+            shapes.append((float(x), float(y), float(rng.uniform(1.0, 3.0)) * per_mm,
+                           colour, int(rng.integers(3))))  # type: ignore[arg-type]
+    for x, y, r, colour, shape in shapes:
+        for dx in (-big, 0, big):
+            for dy in (-big, 0, big):
+                cx, cy = round(x + dx), round(y + dy)
+                if not (-4 * r < cx < big + 4 * r and -4 * r < cy < big + 4 * r):
+                    continue
+                if shape == 0:
+                    cv2.circle(img, (cx, cy), max(1, round(r)), colour, -1, cv2.LINE_AA)
+                elif shape == 1:
+                    cv2.circle(img, (cx, cy), max(1, round(1.6 * r)), colour,
+                               max(1, round(0.5 * r)), cv2.LINE_AA)
+                else:
+                    cv2.ellipse(img, (cx, cy), (max(1, round(2.5 * r)), max(1, round(r))),
+                                (x * 7.0) % 180.0, 0, 360, colour, -1, cv2.LINE_AA)
+    img = cv2.resize(img, (TILE, TILE), interpolation=cv2.INTER_AREA)
+    weave = cv2.GaussianBlur(rng.standard_normal((TILE, TILE)).astype(np.float32), (0, 0), 0.7)
+    return np.asarray(img * (1 + 0.03 * s.contrast * weave)[..., None], np.float32)
 
 
 @functools.lru_cache(maxsize=16)
