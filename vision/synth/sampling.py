@@ -33,6 +33,7 @@ from .model import (
     Tray,
 )
 from .renderer import occluder_coverage
+from .textures import PATTERNED
 
 KINDS = ("pips", "animals", "mixed")
 
@@ -168,7 +169,6 @@ def random_style(rng: np.random.Generator, kind: str, art: str = "animals") -> D
 #: "Patterned table cloths"). Until they ship, 0: every scene as the shipped models were
 #: trained and measured on.
 PATTERNED_SHARE = 0.0
-PATTERNED = ("dotted", "printed")
 #: Cloth and print colours (BGR): blue, white, red, cream, green, black, yellow, grey.
 _CLOTH_COLOURS = ((0.55, 0.3, 0.1), (0.93, 0.93, 0.93), (0.15, 0.15, 0.75),
                   (0.8, 0.92, 0.95), (0.2, 0.5, 0.15), (0.1, 0.1, 0.1), (0.2, 0.8, 0.9),

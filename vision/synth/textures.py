@@ -17,6 +17,8 @@ from .model import ART_SHEETS, BGR, DieStyle, Surface
 
 ASSETS = Path(__file__).resolve().parent.parent / "assets"
 TILE = 256  # texels of a surface tile
+#: Surface kinds printed with dots or small motifs (`_motif_cloth`).
+PATTERNED = ("dotted", "printed")
 
 
 def _ro(a: np.ndarray) -> np.ndarray:
@@ -150,7 +152,7 @@ def surface_tile(s: Surface) -> np.ndarray:
         else:
             img = np.broadcast_to(np.array(s.color, np.float32), (n, n, 3)).copy()
         img = img * weave[..., None]
-    elif s.kind in ("dotted", "printed"):
+    elif s.kind in PATTERNED:
         img = _motif_cloth(s, rng)
     else:  # laminate
         low = fbm(rng, n, 2, 3)
@@ -183,12 +185,13 @@ def _motif_cloth(s: Surface, rng: np.random.Generator) -> np.ndarray:
             shift = 0.5 * step if s.pattern and i % 2 else 0.0
             shapes += [(j * step + shift, i * step, radius, s.color2, 0) for j in range(rows)]
     else:
-        third = tuple(float(v) for v in rng.uniform(0.1, 0.9, 3))
+        b, g, r = (float(v) for v in rng.uniform(0.1, 0.9, 3))
+        third: BGR = (b, g, r)
         for _ in range(int(rng.integers(40, 120))):
             x, y = rng.uniform(0, big, 2)
             colour = s.color2 if rng.random() < 0.6 else third
             shapes.append((float(x), float(y), float(rng.uniform(1.0, 3.0)) * per_mm,
-                           colour, int(rng.integers(3))))  # type: ignore[arg-type]
+                           colour, int(rng.integers(3))))
     for x, y, r, colour, shape in shapes:
         for dx in (-big, 0, big):
             for dy in (-big, 0, big):
