@@ -155,13 +155,20 @@ def test_read_cli_annotates_a_photo_named_without_suffix(tmp_path: Path) -> None
     assert result.stderr.strip() == f"kniffel read: --annotate {photo}: not a folder"
 
 
-def test_teach_a_dice_set_and_read_with_it(tmp_path: Path) -> None:
+def test_teach_a_dice_set_and_read_with_it(tmp_path: Path,
+                                           monkeypatch: pytest.MonkeyPatch) -> None:
     """`kniffel teach` from one photo per face, then `kniffel read --dice-set`: one pip set
     (colours, pips, table and light drawn from a seed the models never saw). How well
-    teaching works on faces the models never saw at all is measured by `make eval`."""
+    teaching works on faces the models never saw at all, and on patterned cloths, is
+    measured by `make eval`."""
     import dataclasses
 
-    from vision.synth import random_pip_style
+    from vision.synth import random_pip_style, sampling
+
+    # The photos are drawn on plain tables, as when this test was written: drawn with
+    # patterned cloths, the fives of the second teaching lie on a polka-dot cloth seen at
+    # 59 degrees, and teaching rightly refuses them as not all fives.
+    monkeypatch.setattr(sampling, "PATTERNED_SHARE", 0.0)
 
     rng = np.random.default_rng(SEED + 7)
     style = random_pip_style(rng)
@@ -413,7 +420,12 @@ def test_the_larger_second_search_looks_only_around_the_first_finds(
         shares.append(part[0] * part[1] / (whole[0] * whole[1]))
         centres = [d.center for d in label.dice]
         assert len(near_dice(around, centres)) >= 5
-        assert near_dice(around, centres) == near_dice(everywhere, centres)
+        # The same finds; a size may differ by a hair where the network's context reaches
+        # past the part's edge.
+        part_finds, whole_finds = (np.array(near_dice(f, centres)) for f in (around, everywhere))
+        assert part_finds.shape == whole_finds.shape
+        assert np.allclose(part_finds[:, :2], whole_finds[:, :2], rtol=0, atol=0.5)
+        assert np.allclose(part_finds[:, 2], whole_finds[:, 2], rtol=0.02, atol=0)
     assert max(shares) < 1.0 and min(shares) < 0.6, shares
 
 
