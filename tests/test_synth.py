@@ -339,3 +339,68 @@ def test_some_random_tables_are_patterned_and_the_others_as_before(
         if table.kind not in PATTERNED:
             assert table == _plain_surface(np.random.default_rng([7, i]))
     assert random_surface(np.random.default_rng(1), "printed").kind == "printed"
+
+
+@pytest.mark.parametrize("share", [0.0, 0.3])
+def test_some_tables_have_a_cable_or_a_label_and_every_other_draw_is_as_before(
+        share: float, monkeypatch: pytest.MonkeyPatch) -> None:
+    """About CLUTTER_SHARE of the scenes get a cable or a label (from a stream of their
+    own); every scene is otherwise drawn exactly as without them."""
+    def scenes() -> list[Scene]:
+        return [random_scene(np.random.default_rng([11, i]), "pips") for i in range(150)]
+
+    before = scenes()
+    monkeypatch.setattr(sampling, "CLUTTER_SHARE", share)
+    after = scenes()
+    cluttered = 0
+    for old, new in zip(before, after, strict=True):
+        extra = [p for p in new.props if p.kind in ("cable", "label")]
+        cluttered += bool(extra)
+        assert dataclasses.replace(new, props=tuple(p for p in new.props if p not in extra)) \
+            == old
+    assert abs(cluttered / len(after) - share) < 0.1
+
+
+def test_a_cable_is_drawn_along_its_path_and_off_the_dice() -> None:
+    """A forced cable lies where cable_path says, clear of every die, and the dice are
+    labelled as without it."""
+    from vision.synth.geometry import cable_path
+
+    for i in range(6):
+        scene = random_scene(np.random.default_rng([12, i]), "pips", clutter=True,
+                             resolution=SMALL, tilt_deg=15.0, hand=False, cup=False)
+        cables = [p for p in scene.props if p.kind == "cable"]
+        if not cables:
+            continue
+        plain = dataclasses.replace(scene, props=tuple(p for p in scene.props
+                                                       if p.kind not in ("cable", "label")))
+        with_it, label = render(dataclasses.replace(scene, photo=Photo()))
+        without, plain_label = render(dataclasses.replace(plain, photo=Photo()))
+        assert label.dice == plain_label.dice
+        cam = CameraModel(scene.camera)
+        cable = cables[0]
+        path = cable_path(cable.x, cable.y, cable.yaw_deg, cable.length_mm, cable.seed)
+        line = cam.project(np.column_stack([path, np.full(len(path), cable.width_mm / 2)]))
+        inside = [(round(u), round(v)) for u, v in line
+                  if 2 <= u < SMALL[0] - 2 and 2 <= v < SMALL[1] - 2]
+        if len(inside) < 5:
+            continue
+        changed = [float(np.abs(with_it[v, u].astype(int) - without[v, u].astype(int)).max())
+                   for u, v in inside]
+        assert np.median(changed) > 20, changed
+        for die in scene.dice:
+            point = np.array([[die.x, die.y]])
+            assert np.min(np.hypot(*(path - point).T)) > die.size_mm * 0.7
+        return
+    pytest.fail("no forced cable crossed the picture")
+
+
+def test_a_label_is_printed_with_a_barcode() -> None:
+    from vision.synth.model import Prop
+    from vision.synth.renderer import _label_texture
+
+    tag = _label_texture(Prop("label", 0, 0, 0, 60.0, 25.0, 0.3, (0.95, 0.95, 0.95),
+                              (0.1, 0.1, 0.1), seed=3))
+    middle = tag[tag.shape[0] // 3, :, 0] < 0.5
+    assert np.count_nonzero(np.diff(middle.astype(int)) == 1) >= 20  # bars
+    assert tag[0].min() > 0.5 and tag[:, 0].min() > 0.5  # a blank margin

@@ -321,3 +321,19 @@ def painter_order(poses: Sequence[DiePose], cam: CameraModel) -> list[int]:
         order.append(i)
         left.remove(i)
     return order
+
+
+#: A cable is drawn as straight pieces this long (mm).
+CABLE_STEP_MM = 6.0
+
+
+def cable_path(x: float, y: float, yaw_deg: float, length_mm: float, seed: int) -> np.ndarray:
+    """The centre line (N x 2, mm) of a cable lying on the table from (x, y), first heading
+    `yaw_deg`: it bends slowly, as a cable left on a table does (the bend drifts, from
+    `seed`)."""
+    rng = np.random.default_rng([seed, 3])
+    steps = max(2, round(length_mm / CABLE_STEP_MM))
+    bend = np.cumsum(rng.normal(0.0, 0.05, steps)) + rng.normal(0.0, 0.08)
+    heading = math.radians(yaw_deg) + np.cumsum(np.clip(bend, -0.35, 0.35))
+    moves = CABLE_STEP_MM * np.column_stack([np.cos(heading), np.sin(heading)])
+    return np.vstack([[x, y], np.array([x, y]) + np.cumsum(moves, axis=0)])

@@ -168,7 +168,10 @@ class Die:
 
 @dataclass(frozen=True)
 class Prop:
-    """Static distractor on the table: coin, pencil, block (Kniffel-Block) or mat."""
+    """Static distractor on the table: coin, pencil, block (Kniffel-Block), mat, cable or
+    label. A cable (`geometry.cable_path` from x, y, yaw, length and seed) is width_mm
+    thick, with a ferrite bead height_mm thick (0: none) in color2; a label is a paper tag
+    printed with a barcode in color2."""
 
     kind: str
     x: float

@@ -11,7 +11,15 @@ import numpy as np
 
 from vision.reading import DieLabel, SceneLabel
 
-from .geometry import CameraModel, DiePose, die_pose, painter_order, rot_z, shadow_points
+from .geometry import (
+    CameraModel,
+    DiePose,
+    cable_path,
+    die_pose,
+    painter_order,
+    rot_z,
+    shadow_points,
+)
 from .model import (
     ART_SETS,
     Camera,
@@ -352,11 +360,13 @@ def _draw_prop(ctx: _Ctx, p: Prop) -> None:
                            tip]) for i in range(6)]
         _draw_convex_faces(ctx, [(f, np.array((0.2, 0.2, 0.22), np.float32)) for f in cone2],
                            lead + axis * 2)
-    elif p.kind in ("block", "mat"):
+    elif p.kind == "cable":
+        _draw_cable(ctx, p)
+    elif p.kind in ("block", "mat", "label"):
         half = np.array([p.length_mm / 2, p.width_mm / 2, p.height_mm / 2])
         ctr = c + [0, 0, p.height_mm / 2]
         faces = _box_faces(ctr, r, half)
-        side = np.array(p.color2, np.float32)
+        side = np.array(p.color if p.kind == "label" else p.color2, np.float32)
         _draw_convex_faces(ctx, [(f, side) for f in faces[:4]], ctr)
         top = faces[5]  # +z face: corners (-,-), (+,-), (+,+), (-,+)
         quad = ctx.cam.project(top)
@@ -364,10 +374,57 @@ def _draw_prop(ctx: _Ctx, p: Prop) -> None:
         roi = _roi(quad, w, h)
         if roi is None:
             return
-        tex = _block_texture(p) if p.kind == "block" else _mat_texture(p)
+        tex = (_block_texture(p) if p.kind == "block" else
+               _label_texture(p) if p.kind == "label" else _mat_texture(p))
         shade = ctx.irradiance(np.array([0, 0, 1.0]))
         premul = np.dstack([tex * shade, np.ones(tex.shape[:2], np.float32)])
         _blit(ctx, premul, quad, roi)
+
+
+def _draw_cable(ctx: _Ctx, p: Prop) -> None:
+    """A round cable along its path, piece by piece from the farthest, with its ferrite
+    bead (a thicker cylinder a few pieces long) where it has one."""
+    path = cable_path(p.x, p.y, p.yaw_deg, p.length_mm, p.seed)
+    rad = p.width_mm / 2
+    points = np.column_stack([path, np.full(len(path), rad)])
+    last = len(points) - 2
+    # (from, to, radius, colour, which end rings show: the cable's own ends, the bead's)
+    pieces = [(points[i], points[i + 1], rad, np.array(p.color, np.float32),
+               (i == 0, i == last)) for i in range(len(points) - 1)]
+    if p.height_mm > 0 and len(points) > 6:
+        at = int(np.random.default_rng([p.seed, 4]).integers(1, len(points) - 5))
+        bead = p.height_mm / 2
+        lift = np.array([0.0, 0.0, bead - rad])
+        pieces.append((points[at] + lift, points[at + 4] + lift, bead,
+                       np.array(p.color2, np.float32), (True, True)))
+    pieces.sort(key=lambda q: -float(ctx.cam.depth(((q[0] + q[1]) / 2)[None])[0]))
+    for a, b, radius, colour, ends in pieces:
+        faces, ring0, ring1 = _prism(a, b, radius, 8)
+        faces += [ring for ring, shown in zip((ring0, ring1), ends, strict=True) if shown]
+        _draw_convex_faces(ctx, [(f, colour) for f in faces], (a + b) / 2, spec=0.3)
+
+
+@functools.lru_cache(maxsize=8)
+def _label_texture(p: Prop) -> np.ndarray:
+    """A paper tag: a barcode of random bars over most of its length, a line of digits
+    under it."""
+    tw = 200
+    th = max(24, round(tw * p.width_mm / p.length_mm))
+    img = np.empty((th, tw, 3), np.float32)
+    img[:] = p.color
+    ink = tuple(float(c) for c in p.color2)
+    rng = np.random.default_rng([p.seed, 5])
+    x, end = int(0.1 * tw), int(0.9 * tw)
+    top, bottom = int(0.12 * th), int(0.72 * th)
+    while x < end:
+        bar = int(rng.integers(1, 5))
+        if rng.random() < 0.55:
+            img[top:bottom, x:x + bar] = ink
+        x += bar + int(rng.integers(1, 4))
+    digit = max(2, th // 8)
+    for x in range(int(0.12 * tw), int(0.88 * tw), 2 * digit):
+        cv2.rectangle(img, (x, bottom + digit), (x + digit, bottom + 2 * digit), ink, -1)
+    return img
 
 
 @functools.lru_cache(maxsize=8)

@@ -12,6 +12,7 @@ from .geometry import (
     CameraModel,
     DiePose,
     boxes_overlap_3d,
+    cable_path,
     convex_overlap_2d,
     die_pose,
     rect_footprint,
@@ -407,7 +408,7 @@ def _slide_to_contact(placer: _Placer, die: Die, anchor: DiePose, direction: np.
 
 _KNOBS = {"n_dice", "n_kept", "resolution", "tilt_deg", "die_px", "die_mm", "table_kind",
           "tray", "hand", "cup", "tilted", "stacked", "cut", "distractors", "dim", "clean",
-          "touching", "art"}
+          "touching", "art", "clutter"}
 _FIELDS = {f.name for f in dataclasses.fields(Scene)}
 
 
@@ -417,9 +418,9 @@ def random_scene(rng: np.random.Generator, kind: str = "pips", **overrides: Any)
     kind: "pips", "animals" or "mixed" (scenes of either, a few with both kinds).
     overrides: knobs of the distribution -- n_dice, n_kept, resolution=(w, h), tilt_deg,
     die_px (die size in pixels at the image centre), die_mm, table_kind, tray, hand, cup,
-    tilted, stacked, cut, distractors, touching (booleans force a feature on or off), dim,
-    clean (no blur/noise/JPEG) -- or Scene fields (camera, table, lighting, photo, dice,
-    props, tray, occluders, seed) that replace the generated ones.
+    tilted, stacked, cut, distractors, touching, clutter (booleans force a feature on or
+    off), dim, clean (no blur/noise/JPEG) -- or Scene fields (camera, table, lighting,
+    photo, dice, props, tray, occluders, seed) that replace the generated ones.
     """
     if kind not in KINDS:
         raise ValueError(f"kind must be one of {KINDS}, not {kind!r}")
@@ -659,17 +660,14 @@ def random_scene(rng: np.random.Generator, kind: str = "pips", **overrides: Any)
                 continue
             for _ in range(int(rng.integers(1, 4)) if kind_p == "coin" else 1):
                 prop = _random_prop(rng, kind_p, cam, w, h)
-                fp = _prop_footprint(prop)
-                ok = all(not convex_overlap_2d(fp, square_footprint(d.x, d.y, d.size_mm * 1.5,
-                                                                    d.yaw_deg))
-                         for d in dice)
-                if tray is not None:
-                    ok = ok and not convex_overlap_2d(fp, rect_footprint(
-                        tray.x, tray.y, tray.width_mm + 2 * tray.rim_width_mm + 10,
-                        tray.depth_mm + 2 * tray.rim_width_mm + 10, tray.yaw_deg))
-                ok = ok and all(not convex_overlap_2d(fp, _prop_footprint(q)) for q in props)
-                if ok:
+                if _clear_of(prop, dice, tray, props):
                     props.append(prop)
+
+    # cables and labels, drawn from a stream of their own (CLUTTER_SHARE)
+    side = np.random.default_rng([table.surface.seed, 2])
+    wanted = ov.get("clutter")
+    if (side.random() < CLUTTER_SHARE) if wanted is None else bool(wanted):
+        props.extend(_clutter(side, cam, w, h, dice, tray, props))
 
     # hand / cup
     occluders: list[Occluder] = []
@@ -695,10 +693,67 @@ def random_scene(rng: np.random.Generator, kind: str = "pips", **overrides: Any)
     return dataclasses.replace(scene, **fields) if fields else scene
 
 
-def _prop_footprint(p: Prop) -> np.ndarray:
+def _prop_footprints(p: Prop) -> list[np.ndarray]:
+    """Convex polygons (mm) that together cover the prop on the table: one for a solid
+    prop, one per straight piece of a cable."""
     if p.kind == "coin":
-        return square_footprint(p.x, p.y, p.length_mm, p.yaw_deg)
-    return rect_footprint(p.x, p.y, p.length_mm, p.width_mm, p.yaw_deg)
+        return [square_footprint(p.x, p.y, p.length_mm, p.yaw_deg)]
+    if p.kind == "cable":
+        thick = max(p.width_mm, p.height_mm)
+        path = cable_path(p.x, p.y, p.yaw_deg, p.length_mm, p.seed)
+        return [rect_footprint(float(a[0] + b[0]) / 2, float(a[1] + b[1]) / 2,
+                               float(np.hypot(*(b - a))) + thick, thick,
+                               math.degrees(math.atan2(b[1] - a[1], b[0] - a[0])))
+                for a, b in zip(path[:-1], path[1:], strict=True)]
+    return [rect_footprint(p.x, p.y, p.length_mm, p.width_mm, p.yaw_deg)]
+
+
+def _clear_of(prop: Prop, dice: list[Die], tray: Tray | None, props: list[Prop]) -> bool:
+    """Does `prop` keep off the dice (by half a die), the tray and the other props?"""
+    keep_off = [square_footprint(d.x, d.y, d.size_mm * 1.5, d.yaw_deg) for d in dice]
+    if tray is not None:
+        keep_off.append(rect_footprint(
+            tray.x, tray.y, tray.width_mm + 2 * tray.rim_width_mm + 10,
+            tray.depth_mm + 2 * tray.rim_width_mm + 10, tray.yaw_deg))
+    keep_off += [fp for q in props for fp in _prop_footprints(q)]
+    return not any(convex_overlap_2d(fp, other)
+                   for fp in _prop_footprints(prop) for other in keep_off)
+
+
+#: Cables (a charger's, a lamp's, with a ferrite bead at times) and paper labels lie on
+#: this share of the tables near the dice (`_clutter`): the real photos' tables have them,
+#: and a detector that never saw them finds their beads and barcodes as dice. Drawn from a
+#: stream of their own, so every other scene stays as it was; 0 until networks trained
+#: with them are measured (models/README.md, "Cables and labels").
+CLUTTER_SHARE = 0.0
+_CABLE_COLOURS = ((0.08, 0.08, 0.08), (0.9, 0.9, 0.9), (0.45, 0.45, 0.45))
+
+
+def _clutter(rng: np.random.Generator, cam: CameraModel, w: int, h: int, dice: list[Die],
+             tray: Tray | None, props: list[Prop]) -> list[Prop]:
+    """A cable, a label or both, somewhere in the picture but off the dice."""
+    kinds = [k for k, p in (("cable", 0.75), ("label", 0.6)) if rng.random() < p] or ["cable"]
+    out: list[Prop] = []
+    for kind in kinds:
+        for _attempt in range(10):
+            x, y = _table_point(cam, rng.uniform(0.0, 1.0) * w, rng.uniform(0.0, 1.0) * h)
+            yaw, seed = float(rng.uniform(0, 360)), int(rng.integers(2**31))
+            if kind == "cable":
+                thick = float(rng.uniform(3, 6))
+                bead = thick * float(rng.uniform(2.5, 3.5)) if rng.random() < 0.5 else 0.0
+                prop = Prop("cable", x, y, yaw, float(rng.uniform(150, 500)), thick, bead,
+                            _jit(rng, _pick(rng, _CABLE_COLOURS), 0.05),
+                            _jit(rng, (0.1, 0.1, 0.1), 0.05), seed=seed)
+            else:
+                paper = _jit(rng, _pick(rng, ((0.95, 0.95, 0.95), (0.8, 0.92, 0.95),
+                                              (0.6, 0.9, 0.95))), 0.05)
+                prop = Prop("label", x, y, yaw, float(rng.uniform(30, 90)),
+                            float(rng.uniform(12, 40)), 0.3, paper,
+                            _jit(rng, (0.1, 0.1, 0.1), 0.05), seed=seed)
+            if _clear_of(prop, dice, tray, props + out):
+                out.append(prop)
+                break
+    return out
 
 
 def _random_prop(rng: np.random.Generator, kind: str, cam: CameraModel, w: int,
