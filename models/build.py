@@ -14,11 +14,14 @@ import signal
 import subprocess
 import sys
 import time
+from dataclasses import dataclass
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 DATA = ROOT / "data"
 MODELS = ROOT / "models"
+#: The embedder's crops of dice painted with the art pool (`train.py pool-crops`).
+POOL_CROPS = DATA / "pool-crops.npz"
 
 #: (folder, kind, count, seed) — training seeds are 1xx; test sets use 9xxxxx (evaluate.py).
 TRAIN_SETS = [
@@ -71,6 +74,61 @@ def art_pool() -> Path:
     return out
 
 
+@dataclass(frozen=True)
+class Step:
+    """One command of a lane, run once the steps it `needs` (by name) are done. A step that
+    trains with `--threads-on-signal 2` is `widens`: when the other lane is done, it is
+    sent SIGUSR1 and trains on both cores."""
+
+    name: str
+    command: list[str]
+    needs: tuple[str, ...] = ()
+    widens: bool = False
+
+
+#: A process younger than this is not sent SIGUSR1: Python's default for the signal ends
+#: the process, until train.py has started and handles it.
+WIDEN_AFTER_S = 60.0
+
+
+def run_lanes(lanes: list[list[Step]]) -> None:
+    """Run each lane's steps one after another, the lanes side by side (one core each),
+    each step once the steps it needs are done; on a failure the other lane is stopped."""
+    queues = [list(lane) for lane in lanes]
+    running: list[tuple[Step, subprocess.Popen[bytes], float] | None] = [None] * len(lanes)
+    done: set[str] = set()
+    widened: set[str] = set()
+    try:
+        while any(queues) or any(running):
+            for k, queue in enumerate(queues):
+                if running[k] is None and queue and set(queue[0].needs) <= done:
+                    step = queue.pop(0)
+                    running[k] = (step, subprocess.Popen(step.command, cwd=ROOT),
+                                  time.monotonic())
+            if not any(running):
+                raise RuntimeError(f"steps wait for steps no lane runs: {queues}")
+            for k, slot in enumerate(running):
+                if slot is not None and slot[1].poll() is not None:
+                    if slot[1].returncode:
+                        raise subprocess.CalledProcessError(slot[1].returncode, slot[1].args)
+                    done.add(slot[0].name)
+                    running[k] = None
+            idle_core = any(slot is None and not queue
+                            for slot, queue in zip(running, queues, strict=True))
+            for slot in running:
+                if idle_core and slot is not None and slot[0].widens \
+                        and slot[0].name not in widened \
+                        and time.monotonic() - slot[2] >= WIDEN_AFTER_S:
+                    slot[1].send_signal(signal.SIGUSR1)
+                    widened.add(slot[0].name)
+            time.sleep(0.5)
+    except BaseException:
+        for slot in running:
+            if slot is not None:
+                slot[1].terminate()
+        raise
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--detector-steps", type=int, default=6000)
@@ -116,37 +174,39 @@ def main() -> int:
             return [*train, "classifier", *common, "--out", str(MODELS / "classifier.onnx"),
                     "--steps", str(args.classifier_steps), "--batch", "32", "--seed", "12",
                     "--hard-negatives", str(MODELS / "detector.onnx"), "--upright"]
-        return [*train, "embedder", *common, "--identity-pool", str(art_pool()),
-                "--identity-scenes", str(args.embedder_scenes), "--width",
+        if step == "pool-crops":  # the embedder's own scenes, painted with the art pool
+            return [*train, "pool-crops", "--identity-pool", str(art_pool()),
+                    "--identity-scenes", str(args.embedder_scenes), "--threads",
+                    str(threads), "--seed", "13", "--out", str(POOL_CROPS)]
+        return [*train, "embedder", *common, "--pool-crops", str(POOL_CROPS), "--width",
                 str(args.embedder_width), "--out", str(MODELS / "embedder.onnx"), "--steps",
                 str(args.embedder_steps), "--batch", "32", "--seed", "13"]
 
     if args.only:
-        for step in ("detector", "body") if args.only == "detector" else (args.only,):
+        steps = {"detector": ("detector", "body"), "embedder": ("pool-crops", "embedder")}
+        for step in steps.get(args.only, (args.only,)):
             subprocess.run(command(step, threads=2), check=True, cwd=ROOT)
         if args.only == "embedder":
             subprocess.run(whiten, check=True, cwd=ROOT)
     else:
-        subprocess.run(command("detector", threads=2), check=True, cwd=ROOT)
-        # The rest needs the detector at most, not each other: two lanes of one thread
-        # each. Small networks use a second thread poorly (on the 2-core development
-        # machine a classifier step takes 167 ms on two threads, 257 ms on one, and about
-        # as long with another training beside it; in bfloat16 75 and 137 ms), so the two
-        # lanes take a little over half the time of the steps one after another. The
-        # classifier's lane is the longer one: when the other is done, it is told to take
-        # the second core too.
-        classifier = subprocess.Popen([*command("classifier", threads=1),
-                                       "--threads-on-signal", "2"], cwd=ROOT)
-        try:
-            for step in ("body", "refiner", "embedder"):
-                subprocess.run(command(step, threads=1), check=True, cwd=ROOT)
-            if classifier.poll() is None:
-                classifier.send_signal(signal.SIGUSR1)
-        except BaseException:
-            classifier.terminate()
-            raise
-        if classifier.wait():
-            raise subprocess.CalledProcessError(classifier.returncode, classifier.args)
+        # After the data, two lanes of one thread each. Small networks use a second
+        # thread poorly (a classifier step takes 167 ms on two threads, 257 ms on one, and
+        # about as long with another training beside it; the detector's 118 and 150 ms on
+        # the 2-core Intel Xeon of 2026-11-29), so side by side they take a little over
+        # half the time of the steps one after another. The detector and then the
+        # classifier (the longest step) in one lane; in the other, the embedder's scenes
+        # and the refiner (which need no detector), then the body head and the embedder.
+        # When one lane is done, the classifier is told to take the second core too.
+        run_lanes([
+            [Step("detector", command("detector", threads=1)),
+             Step("classifier", [*command("classifier", threads=1),
+                                 "--threads-on-signal", "2"],
+                  needs=("detector",), widens=True)],
+            [Step("pool-crops", command("pool-crops", threads=1)),
+             Step("refiner", command("refiner", threads=1)),
+             Step("body", command("body", threads=1), needs=("detector",)),
+             Step("embedder", command("embedder", threads=1))],
+        ])
         subprocess.run(whiten, check=True, cwd=ROOT)
         subprocess.run(judge, check=True, cwd=ROOT)
     print(f"make models: done in {(time.time() - start) / 60:.1f} min", flush=True)

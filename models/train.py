@@ -6,8 +6,9 @@ export them to ONNX.
         --out models/detector.onnx
     python models/train.py classifier --data DIR [DIR ...] --real Train --out models/classifier.onnx
     python models/train.py refiner --data DIR [DIR ...] --real Train --out models/refiner.onnx
-    python models/train.py embedder --data DIR [DIR ...] --real Train --identity-pool POOL \
-        --out models/embedder.onnx
+    python models/train.py pool-crops --identity-pool POOL --out data/pool-crops.npz
+    python models/train.py embedder --data DIR [DIR ...] --real Train \
+        --pool-crops data/pool-crops.npz --out models/embedder.onnx
 
 Data folders hold images and `labels.jsonl` (vision/reading.py); `--real Train` adds the
 real photos' training split (never Valid). Everything is seeded: the same inputs give the
@@ -537,6 +538,21 @@ def identity_crops(pool: Path, scenes: int, seed: int, threads: int
     return np.stack(crops), faces
 
 
+def save_identity_crops(path: Path, crops: np.ndarray, faces: list[str]) -> None:
+    """Write `train.py pool-crops`' crops for `train.py embedder` (written beside and moved
+    into place, as the networks are: a half-written file is never read)."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    part = path.with_name(path.name + ".part")
+    with part.open("wb") as f:
+        np.savez(f, crops=crops, faces=np.array(faces))
+    part.replace(path)
+
+
+def load_identity_crops(path: Path) -> tuple[np.ndarray, list[str]]:
+    with np.load(path) as data:
+        return data["crops"], [str(f) for f in data["faces"]]
+
+
 class CosineHead(torch.nn.Module):
     """Training-only: cosine softmax with an additive margin (CosFace) on the unit-length
     embedding, over every face of the training data. Not exported."""
@@ -726,7 +742,10 @@ def save(model: onnx.ModelProto, out: Path, meta: dict[str, str]) -> None:
 
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("model", choices=["detector", "body", "classifier", "refiner", "embedder"])
+    ap.add_argument("model", choices=["detector", "body", "classifier", "refiner", "embedder",
+                                      "pool-crops"],
+                    help="pool-crops: render the embedder's scenes of dice painted with the "
+                         "art pool and write their crops (--out FILE.npz) for the embedder")
     ap.add_argument("--data", type=Path, nargs="+", default=[])
     ap.add_argument("--real", default=None, help="real split to add (Train; never Valid)")
     ap.add_argument("--out", type=Path, required=True)
@@ -742,9 +761,12 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--detector", type=Path, default=None, metavar="DETECTOR.onnx",
                     help="body: the trained detector to add the body head to")
     ap.add_argument("--identity-pool", type=Path, default=None, metavar="DIR",
-                    help="embedder: the art pool to paint dice with "
+                    help="pool-crops: the art pool to paint dice with "
                          "(models/make_animal_art.py --pool)")
-    ap.add_argument("--identity-scenes", type=int, default=3000)
+    ap.add_argument("--identity-scenes", type=int, default=3000,
+                    help="pool-crops: how many scenes to render")
+    ap.add_argument("--pool-crops", type=Path, default=None, metavar="FILE.npz",
+                    help="embedder: the crops `train.py pool-crops` wrote")
     ap.add_argument("--upright", action="store_true",
                     help="classifier: cut dice seen at an angle upright (vision.preprocess."
                          "upright_angle) instead of at a random turn")
@@ -761,6 +783,15 @@ def main(argv: list[str] | None = None) -> int:
         more = args.threads_on_signal
         signal.signal(signal.SIGUSR1, lambda *_: torch.set_num_threads(more))
     cv2.setNumThreads(1)
+    if args.model == "pool-crops":
+        if not args.identity_pool:
+            ap.error("pool-crops needs --identity-pool")
+        pool_crops, pool_faces = identity_crops(args.identity_pool, args.identity_scenes,
+                                                args.seed, args.threads)
+        save_identity_crops(args.out, pool_crops, pool_faces)
+        log(f"{len(pool_crops)} crops of {len(set(pool_faces))} pool faces, "
+            f"{args.identity_scenes} scenes: {args.out}")
+        return 0
     scenes = iter_scenes(args.data, args.real)
     info = {"seed": str(args.seed), "steps": str(args.steps),
             "data": json.dumps([str(d) for d in args.data] + ([f"real:{args.real}"]
@@ -792,14 +823,13 @@ def main(argv: list[str] | None = None) -> int:
                {**info, "span": str(REFINE_SPAN), "crop_size": str(CROP_SIZE),
                 "width": str(args.width), "precision": PRECISION})
     elif args.model == "embedder":
-        if not args.identity_pool:
-            ap.error("the embedder needs --identity-pool")
+        if not args.pool_crops:
+            ap.error("the embedder needs --pool-crops (written by `train.py pool-crops`)")
         rng = np.random.default_rng(args.seed)
         crops, values, _ = classifier_crops(scenes, rng, per_synth_die=2, per_real_die=6,
                                             negatives_per_scene=0)
         known = values >= 0
-        pool_crops, pool_faces = identity_crops(args.identity_pool, args.identity_scenes,
-                                                args.seed, args.threads)
+        pool_crops, pool_faces = load_identity_crops(args.pool_crops)
         names = sorted(set(pool_faces))
         log(f"{int(known.sum())} crops of the known faces, {len(pool_crops)} of "
             f"{len(names)} pool faces")

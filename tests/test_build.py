@@ -177,3 +177,68 @@ def test_off_centre_crops_lie_towards_the_side_faces_and_keep_the_top_faces_valu
     assert abs(np.median(angles) - 90) < 15 and np.mean(np.array(angles) > 0) >= 0.9
     assert min(distances) > 0.05 and max(distances) < 0.45
     assert np.median(distances) == pytest.approx(np.mean(train.OFF_CENTRE), abs=0.08)
+
+
+def _python(code: str) -> list[str]:
+    return [sys.executable, "-c", code]
+
+
+def test_lanes_run_side_by_side_each_step_after_the_steps_it_needs(tmp_path: Path) -> None:
+    """`make models`' two lanes: a step waits for the other lane's step it needs, and not
+    for anything else."""
+    log = tmp_path / "log"
+
+    def step(name: str, seconds: float, needs: tuple[str, ...] = ()) -> build.Step:
+        code = (f"import time; open({str(log)!r}, 'a').write('start {name}\\n'); "
+                f"time.sleep({seconds}); open({str(log)!r}, 'a').write('end {name}\\n')")
+        return build.Step(name, _python(code), needs)
+
+    build.run_lanes([[step("detector", 1.0), step("classifier", 0.1, ("detector",))],
+                     [step("scenes", 0.1), step("body", 0.1, ("detector",))]])
+    events = log.read_text().splitlines()
+    assert events.index("end scenes") < events.index("end detector")  # side by side
+    assert events.index("end detector") < events.index("start body")
+    assert events.index("end detector") < events.index("start classifier")
+    assert len(events) == 8
+
+
+def test_a_failing_step_stops_the_other_lane(tmp_path: Path) -> None:
+    marker = tmp_path / "finished"
+    slow = build.Step("slow", _python(f"import time; time.sleep(30); "
+                                      f"open({str(marker)!r}, 'w')"))
+    with pytest.raises(build.subprocess.CalledProcessError):
+        build.run_lanes([[slow], [build.Step("broken", _python("raise SystemExit(3)"))]])
+    assert not marker.exists()
+
+
+def test_steps_that_wait_for_a_step_no_lane_runs_are_an_error() -> None:
+    with pytest.raises(RuntimeError, match="no lane runs"):
+        build.run_lanes([[build.Step("body", _python("pass"), ("detector",))]])
+
+
+def test_the_step_left_running_is_told_it_may_take_the_second_core(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(build, "WIDEN_AFTER_S", 1.0)
+    told = tmp_path / "told"
+    code = ("import signal, time\n"
+            f"signal.signal(signal.SIGUSR1, lambda *_: open({str(told)!r}, 'w'))\n"
+            "for _ in range(100):\n"
+            "    time.sleep(0.05)\n")
+    build.run_lanes([[build.Step("classifier", _python(code), widens=True)],
+                     [build.Step("refiner", _python("pass"))]])
+    assert told.exists()
+
+
+def test_the_embedders_pool_crops_come_back_as_written(tmp_path: Path) -> None:
+    """`train.py pool-crops` writes what `train.py embedder` reads (only where PyTorch,
+    the `train` extra, is installed)."""
+    pytest.importorskip("torch")
+    import train
+
+    crops = np.random.default_rng(0).integers(0, 256, (5, 64, 64, 3), dtype=np.uint8)
+    faces = ["pool-a/1", "pool-a/2", "pool-b/1", "pool-b/1", "pool-c/6"]
+    path = tmp_path / "pool-crops.npz"
+    train.save_identity_crops(path, crops, faces)
+    back, back_faces = train.load_identity_crops(path)
+    assert np.array_equal(back, crops) and back_faces == faces
+    assert [p.name for p in tmp_path.iterdir()] == ["pool-crops.npz"]
