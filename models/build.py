@@ -187,6 +187,7 @@ def main() -> int:
         for step in steps.get(args.only, (args.only,)):
             subprocess.run(command(step, threads=2), check=True, cwd=ROOT)
         if args.only == "embedder":
+            POOL_CROPS.unlink()  # 1.3 GB, rendered again for the next embedder
             subprocess.run(whiten, check=True, cwd=ROOT)
     else:
         # After the data, two lanes of one thread each. Small networks use a second
@@ -207,6 +208,7 @@ def main() -> int:
              Step("body", command("body", threads=1), needs=("detector",)),
              Step("embedder", command("embedder", threads=1))],
         ])
+        POOL_CROPS.unlink()
         subprocess.run(whiten, check=True, cwd=ROOT)
         subprocess.run(judge, check=True, cwd=ROOT)
     print(f"make models: done in {(time.time() - start) / 60:.1f} min", flush=True)
