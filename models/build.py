@@ -76,9 +76,9 @@ def art_pool() -> Path:
 
 @dataclass(frozen=True)
 class Step:
-    """One command of a lane, run once the steps it `needs` (by name) are done. A step that
-    trains with `--threads-on-signal 2` is `widens`: when the other lane is done, it is
-    sent SIGUSR1 and trains on both cores."""
+    """One command of a lane, run once the steps it `needs` (by name) are done. `widens`:
+    the command trains with `--threads-on-signal 2`, and is sent SIGUSR1 to train on both
+    cores once the other lane is done."""
 
     name: str
     command: list[str]

@@ -193,7 +193,7 @@ def test_lanes_run_side_by_side_each_step_after_the_steps_it_needs(tmp_path: Pat
                 f"time.sleep({seconds}); open({str(log)!r}, 'a').write('end {name}\\n')")
         return build.Step(name, _python(code), needs)
 
-    build.run_lanes([[step("detector", 1.0), step("classifier", 0.1, ("detector",))],
+    build.run_lanes([[step("detector", 2.0), step("classifier", 0.1, ("detector",))],
                      [step("scenes", 0.1), step("body", 0.1, ("detector",))]])
     events = log.read_text().splitlines()
     assert events.index("end scenes") < events.index("end detector")  # side by side
