@@ -50,6 +50,7 @@ from nets import (  # noqa: E402
 )
 
 from vision.datasets import load_real  # noqa: E402
+from vision.files import write_durably  # noqa: E402
 from vision.preprocess import (  # noqa: E402
     CROP_SIZE,
     DETECTOR_LONG_SIDE,
@@ -539,13 +540,9 @@ def identity_crops(pool: Path, scenes: int, seed: int, threads: int
 
 
 def save_identity_crops(path: Path, crops: np.ndarray, faces: list[str]) -> None:
-    """Write `train.py pool-crops`' crops for `train.py embedder` (written beside and moved
-    into place, as the networks are: a half-written file is never read)."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    part = path.with_name(path.name + ".part")
-    with part.open("wb") as f:
-        np.savez(f, crops=crops, faces=np.array(faces))
-    part.replace(path)
+    """Write `train.py pool-crops`' crops for `train.py embedder`, whole or not at all, as
+    the networks are."""
+    write_durably(path, lambda f: np.savez(f, crops=crops, faces=np.array(faces)))
 
 
 def load_identity_crops(path: Path) -> tuple[np.ndarray, list[str]]:
@@ -732,11 +729,9 @@ def save(model: onnx.ModelProto, out: Path, meta: dict[str, str]) -> None:
     for key, value in meta.items():
         entry = model.metadata_props.add()
         entry.key, entry.value = key, value
-    # Written beside and moved into place: a step reading the file meanwhile (make models
-    # trains the classifier beside the body head) never sees half of it.
-    part = out.with_name(out.name + ".part")
-    onnx.save(model, str(part))
-    part.replace(out)
+    # Whole or not at all: a step reading the file meanwhile (make models trains the
+    # classifier beside the body head) never sees half of it.
+    write_durably(out, lambda f: f.write(model.SerializeToString()))
     log(f"wrote {out} ({out.stat().st_size / 1e6:.2f} MB)")
 
 
