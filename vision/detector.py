@@ -60,12 +60,16 @@ class Search:
     whether the detector takes `found` for nothing but pieces of them (`in_pieces`). Only
     the classifier can tell a die from a pip: the reader decides (`Reader.finds`). `weak`:
     the first search's peaks that scored under the threshold but at least WEAK_SCORE, for
-    the reader to keep where the classifier (or a taught set) is sure they are dice."""
+    the reader to keep where the classifier (or a taught set) is sure they are dice.
+    `lost`: where the frame was searched again larger around the first finds
+    (`OnnxDetector._search_around`), the first finds that search did not find again
+    (`lost_finds`), for the reader to weigh against its finds."""
 
     found: list[Candidate]
     large: list[Candidate] | None = None
     in_pieces: bool = False
     weak: list[Candidate] = field(default_factory=list)
+    lost: list[Candidate] = field(default_factory=list)
 
 
 #: A search keeps at most this many finds, the surest: a table holds five dice, a few
@@ -87,6 +91,12 @@ MAX_LONG_SIDE = 1024
 #: network sees that far around a die: with 2, finds near the dice differed from those of
 #: a search of the whole frame; with 4 the validation scenes read the same).
 AROUND = 4.0
+#: A first find counts as found again by that search where one of its finds lies within
+#: this share of its size of its centre, ...
+REFOUND_NEAR = 0.5
+#: ... at least this share of its size (two touching dice found as one are found again as
+#: two, each about half its size: both lose the first find, for the reader to weigh).
+REFOUND_SIZE = 0.6
 #: Dice larger than nearly all the network was trained on (a photo taken close to a few
 #: dice; training dice are 7–98 detector pixels, median 25) are found in pieces: pips and
 #: faces as dice. So every frame is also searched coarsely, at these long sides in turn
@@ -123,12 +133,14 @@ class OnnxDetector:
     view, a high-resolution camera), two touching dice can merge into one peak, so the frame
     is searched once more, around the first finds (AROUND), at a scale that makes the dice
     about TARGET_DIE pixels — sizes the network was trained on (its training scales dice by
-    0.7–1.4). Where they come out larger than it was trained on (a photo taken close to the
-    dice), it finds their pips and faces as dice; a coarse search (COARSE_LONG_SIDES) sees
-    such dice whole, and the frame is searched again at a scale that makes them about
-    TARGET_LARGE_DIE pixels: the reader weighs those finds against the first, which the
-    detector takes for pieces where they are weak and that search finds a large die as
-    surely as LARGE_SCORE (`search`).
+    0.7–1.4); the first finds it does not find again are kept aside for the reader
+    (`Search.lost`): the median that sets the scale may be a patterned cloth's dots, and a
+    die among them comes out too large there. Where they come out larger than it was
+    trained on (a photo taken close to the dice), it finds their pips and faces as dice; a
+    coarse search (COARSE_LONG_SIDES) sees such dice whole, and the frame is searched again
+    at a scale that makes them about TARGET_LARGE_DIE pixels: the reader weighs those finds
+    against the first, which the detector takes for pieces where they are weak and that
+    search finds a large die as surely as LARGE_SCORE (`search`).
     """
 
     def __init__(self, path: Path = DETECTOR_PATH, threshold: float = 0.3,
@@ -168,7 +180,8 @@ class OnnxDetector:
                 long_side = min(MAX_LONG_SIDE,
                                 32 * round(DETECTOR_LONG_SIDE * TARGET_DIE / size / 32))
                 if long_side > DETECTOR_LONG_SIDE:
-                    found = self._search_around(frame_bgr, found, long_side)
+                    around = self._search_around(frame_bgr, found, long_side)
+                    return Search(around, weak=weak, lost=lost_finds(found, around))
         return Search(found, weak=weak)
 
     def _search_around(self, frame_bgr: np.ndarray, found: list[Candidate], long_side: int
@@ -248,6 +261,16 @@ def large_dice(found: list[Candidate], coarse: list[Candidate], frame_long_side:
     in_pieces = len({id(c) for c, _ in pieces}) >= len(found) / 2 and not any(
         c.score >= min(PIECE_SCORE, die.score) for c, die in pieces)
     return LargeDice(max(MIN_LONG_SIDE, 32 * round(TARGET_LARGE_DIE / share / 32)), in_pieces)
+
+
+def lost_finds(first: list[Candidate], again: list[Candidate]) -> list[Candidate]:
+    """The `first` finds that a search at a larger scale (`again`) did not find again: no
+    find of it near their centre (REFOUND_NEAR) at least REFOUND_SIZE their size. The
+    larger search is made for small dice; a large die among small finds (a patterned cloth's
+    dots, which set the scale) can come out too large for it, or fall under MAX_FINDS."""
+    return [c for c in first
+            if not any(np.hypot(c.x - d.x, c.y - d.y) < REFOUND_NEAR * c.size
+                       and d.size >= REFOUND_SIZE * c.size for d in again)]
 
 
 def is_piece(find: Candidate, die: Candidate) -> bool:

@@ -369,16 +369,36 @@ class Reader:
         read 0.5–1.9 points worse on other tables with it); there the detector's word
         stands. Where it weighs, and for a taught set, the detector's weak finds away from
         the others stand where the classifier, or the set, is sure they are dice
-        (`_with_weak_dice`)."""
+        (`_with_weak_dice`); so do the first finds that the detector's larger search did
+        not find again (`Search.lost`), and where the classifier weighs, such a find stands
+        in place of the smaller finds inside it that it reads surer than
+        (`_with_lost_dice`)."""
         search_of = getattr(self.detector, "search", None)
         search = search_of(frame_bgr) if search_of is not None else \
             Search(self.detector.detect(frame_bgr))
         taught = not isinstance(self.dice_set, str)
         can_weigh = weigh and not taught
         chosen = self._weighed(frame_bgr, search, can_weigh)
-        if can_weigh or taught:
-            return self._with_weak_dice(frame_bgr, chosen, search.weak)
-        return chosen
+        if not (can_weigh or taught):
+            return chosen
+        weak = search.weak
+        if search.lost and can_weigh:
+            chosen, weak = self._with_lost_dice(frame_bgr, chosen, search.lost, weak)
+        elif search.lost:
+            weak = weak + search.lost
+        return self._with_weak_dice(frame_bgr, chosen, weak)
+
+    def _with_lost_dice(self, frame_bgr: np.ndarray, chosen: Finds, lost: list[Candidate],
+                        weak: list[Candidate]) -> tuple[Finds, list[Candidate]]:
+        """`chosen`, with each `lost` find (a first find that the larger search around the
+        first finds did not find again: `vision.detector.lost_finds`) in the place of the
+        smaller finds inside it that it is read as a die more surely than (`with_large_dice`:
+        a large die found in pieces at the larger scale); and the `weak` finds, with the
+        other lost finds, which stand where they lie away from every find and the
+        classifier is sure of them (`_with_weak_dice`: a die the larger search left out)."""
+        lost_finds = (lost, *self.classified(frame_bgr, lost))
+        weighed = with_large_dice(chosen, lost_finds)
+        return weighed, weak + [c for c in lost if c not in weighed[0]]
 
     def _with_weak_dice(self, frame_bgr: np.ndarray, chosen: Finds, weak: list[Candidate]
                         ) -> Finds:
