@@ -396,8 +396,8 @@ class Reader:
         a large die found in pieces at the larger scale); and the `weak` finds, with the
         other lost finds, which stand where they lie away from every find and the
         classifier is sure of them (`_with_weak_dice`: a die the larger search left out)."""
-        lost_finds = (lost, *self.classified(frame_bgr, lost))
-        weighed = with_large_dice(chosen, lost_finds)
+        lost_read = (lost, *self.classified(frame_bgr, lost))
+        weighed = with_large_dice(chosen, lost_read)
         return weighed, weak + [c for c in lost if c not in weighed[0]]
 
     def _with_weak_dice(self, frame_bgr: np.ndarray, chosen: Finds, weak: list[Candidate]
