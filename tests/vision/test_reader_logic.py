@@ -1506,6 +1506,35 @@ def test_a_second_read_that_agrees_leaves_the_less_sure_confidence() -> None:
     assert die.confidence == pytest.approx(0.95, abs=1e-6)
 
 
+class GrowingRefiner:
+    """Takes every find for half of a die larger than it: grows it 1.8 times and moves it a
+    quarter of its size to the right."""
+
+    def refine(self, frame_bgr: np.ndarray, candidates: list[Candidate]) -> list[Candidate]:
+        h, w = frame_bgr.shape[:2]
+        return [moved(c, 0.25, 0.0, float(np.log(1.8)), w, h) for c in candidates]
+
+
+@pytest.mark.parametrize("sure_grows", [1.5, None])
+def test_a_sure_find_the_refiner_would_grow_stays_as_read(sure_grows: float | None) -> None:
+    """A die read surely (a 2) that the refiner takes for half of a larger die stays where
+    it was found, as read; an unsure find (a 1) is read again where the refiner puts it.
+    Without the rule (None) both are read again, and the sure die is asked about."""
+    frame = FRAME.copy()
+    frame[90:110, 90:110] = 255  # a die read as a sure 2 where it was found
+    frame[90:110, 300:320] = 255  # half of the unsure find's crop, all of the grown one's
+    reader = Reader(FixedDetector([cand(100, 100, size=40), cand(300, 100, size=40)]),
+                    ReadsByPlace(), "pips", JudgeConfig(sure_grows=sure_grows),
+                    refiner=GrowingRefiner())
+    sure, unsure = reader.read(frame).dice
+    assert (unsure.value, unsure.x, unsure.flag) == (2, 310, "unreadable")
+    if sure_grows is None:
+        assert (sure.value, sure.x, sure.flag) == (2, 110, "unreadable")
+    else:
+        assert (sure.value, sure.x, sure.flag) == (2, 100, None)
+        assert sure.confidence == pytest.approx(0.99, abs=1e-6)
+
+
 class NoDieUnlessBright:
     """A classifier that reads a crop with a white centre as a sure "2", anything else as
     no die."""
