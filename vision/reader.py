@@ -382,7 +382,7 @@ class Reader:
         (`_with_weak_dice`); so do the first finds that the detector's larger search did
         not find again (`Search.lost`), and where the classifier weighs, such a find stands
         in place of the smaller finds inside it that it reads surer than
-        (`_with_lost_dice`)."""
+        (`with_large_dice`)."""
         search_of = getattr(self.detector, "search", None)
         search = search_of(frame_bgr) if search_of is not None else \
             Search(self.detector.detect(frame_bgr))
@@ -391,27 +391,17 @@ class Reader:
         chosen = self._weighed(frame_bgr, search, can_weigh)
         if not (can_weigh or taught):
             return chosen
-        weak = search.weak
         if search.lost and can_weigh:
-            chosen, weak = self._with_lost_dice(frame_bgr, chosen, search.lost, weak)
-        elif search.lost:
-            weak = weak + search.lost
-        return self._with_weak_dice(frame_bgr, chosen, weak)
+            # A lost find stands in place of the smaller finds inside it that it reads
+            # surer than (a large die the larger search found in pieces); the others are
+            # weighed like weak finds, as read here (a die the larger search left out).
+            lost = (search.lost, *self.classified(frame_bgr, search.lost))
+            return self._with_weak_dice(frame_bgr, with_large_dice(chosen, lost),
+                                        search.weak, lost)
+        return self._with_weak_dice(frame_bgr, chosen, search.weak + search.lost)
 
-    def _with_lost_dice(self, frame_bgr: np.ndarray, chosen: Finds, lost: list[Candidate],
-                        weak: list[Candidate]) -> tuple[Finds, list[Candidate]]:
-        """`chosen`, with each `lost` find (a first find that the larger search around the
-        first finds did not find again: `vision.detector.lost_finds`) in the place of the
-        smaller finds inside it that it is read as a die more surely than (`with_large_dice`:
-        a large die found in pieces at the larger scale); and the `weak` finds, with the
-        other lost finds, which stand where they lie away from every find and the
-        classifier is sure of them (`_with_weak_dice`: a die the larger search left out)."""
-        lost_read = (lost, *self.classified(frame_bgr, lost))
-        weighed = with_large_dice(chosen, lost_read)
-        return weighed, weak + [c for c in lost if c not in weighed[0]]
-
-    def _with_weak_dice(self, frame_bgr: np.ndarray, chosen: Finds, weak: list[Candidate]
-                        ) -> Finds:
+    def _with_weak_dice(self, frame_bgr: np.ndarray, chosen: Finds, weak: list[Candidate],
+                        read: Finds | None = None) -> Finds:
         """`chosen`, with each of the detector's `weak` finds that lies WEAK_AWAY die sizes
         from all of them and that the classifier reads as a die as surely as WEAK_SURE, and
         as no die at most WEAK_NO_DIE: a clear die the detector scored just under its
@@ -421,13 +411,23 @@ class Reader:
         the judge keeps it only where the classifier takes it for a die (`_kept`: a weak
         find scores under `keep_recognised_score`). On the teaching tables of eight tuning
         sets (seeds 710001–3, 5–8, 10) this found 27 more dice, all on one table of large
-        dice the detector scored low (84.65 → 90.41 %), and no find that is no die."""
+        dice the detector scored low (84.65 → 90.41 %), and no find that is no die.
+        `read`: more such finds, read by the classifier already (the lost finds); those of
+        them in `chosen` lie at no distance from themselves, so they are not taken twice."""
         found = chosen[0]
-        away = [c for c in weak if all(np.hypot(c.x - d.x, c.y - d.y)
-                                       >= WEAK_AWAY * max(c.size, d.size) for d in found)]
-        if not away:
+
+        def away(c: Candidate) -> bool:
+            return all(np.hypot(c.x - d.x, c.y - d.y) >= WEAK_AWAY * max(c.size, d.size)
+                       for d in found)
+
+        unread = [c for c in weak if away(c)]
+        weak_read = (unread, *self.classified(frame_bgr, unread))
+        if read is not None:
+            weak_read = joined(weak_read, list(range(len(unread))), read,
+                               [j for j, c in enumerate(read[0]) if away(c)])
+        away_finds, weak_crops, weak_scores = weak_read
+        if not away_finds:
             return chosen
-        weak_crops, weak_scores = self.classified(frame_bgr, away)
         if isinstance(self.dice_set, str):
             sure = (die_sureness(weak_scores) >= WEAK_SURE) \
                 & (weak_scores.quality[:, QUALITY.index("no_die")] <= WEAK_NO_DIE)
@@ -436,7 +436,7 @@ class Reader:
         keep = [int(k) for k in np.flatnonzero(sure)]
         if not keep:
             return chosen
-        return joined(chosen, list(range(len(found))), (away, weak_crops, weak_scores), keep)
+        return joined(chosen, list(range(len(found))), weak_read, keep)
 
     def _weighed(self, frame_bgr: np.ndarray, search: Search, can_weigh: bool) -> Finds:
         """The first or the large finds of `search`, as `finds` says."""
@@ -468,6 +468,8 @@ class Reader:
         """Each find's crop, and what the classifier reads in it. A classifier trained on
         upright dice (OnnxClassifier.upright) gets the dice that the detector sees clearly at
         an angle cut upright (vision.preprocess.upright_angle), and is told which."""
+        if not candidates:
+            return [], FaceScores(np.zeros((0, len(FACES))), np.zeros((0, len(QUALITY))))
         upright = getattr(self.classifier, "upright", False)
         angles = [upright_angle(c.body) if upright else None for c in candidates]
         crops = [crop_die(frame_bgr, c.x, c.y, c.size, angle=a or 0.0)
