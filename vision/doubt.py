@@ -1,12 +1,14 @@
 """The judge's second opinion: how likely is a reading it would trust still wrong?
 
 A die read with confidence can still be misread: the detector was unsure of the find, the
-classifier thought the die might be tilted, stacked or unreadable without being sure, or
-the find is much larger or smaller than the frame's other dice (a side face, two dice
-taken for one). Each of these alone says little; together they pick out most confident
-errors. `Doubt` is a logistic regression on those signals, fitted on validation scenes to
-the readings the judge trusted (models/fit_judge.py, written to models/doubt.json); the
-judge asks about a die whose estimated chance of being wrong is at least `ask_above`.
+classifier thought the die might be tilted, stacked or unreadable without being sure, the
+find is much larger or smaller than the frame's other dice (a side face, two dice taken
+for one), or its body does not lie along the view as the other finds' bodies do (a side
+face seen at an angle, read for a top face). Each of these alone says little; together
+they pick out most confident errors. `Doubt` is a logistic regression on those signals,
+fitted on validation scenes to the readings the judge trusted (models/fit_judge.py,
+written to models/doubt.json); the judge asks about a die whose estimated chance of being
+wrong is at least `ask_above`.
 """
 
 from __future__ import annotations
@@ -21,7 +23,8 @@ from vision.models import MODELS_DIR, ModelMissingError
 
 DOUBT_PATH = MODELS_DIR / "doubt.json"
 #: What the doubt is estimated from, per die (doubt_features).
-FEATURES = ("confidence", "unreadable", "tilted", "stacked", "detector_score", "size_off")
+FEATURES = ("confidence", "unreadable", "tilted", "stacked", "detector_score", "size_off",
+            "body_along")
 _EPS = 1e-4
 
 
@@ -31,11 +34,13 @@ def _sigmoid(z: np.ndarray) -> np.ndarray:
 
 
 def doubt_features(confidence: np.ndarray, quality: np.ndarray, score: np.ndarray,
-                   size: np.ndarray, frame_sizes: np.ndarray) -> np.ndarray:
+                   size: np.ndarray, frame_sizes: np.ndarray, body_along: np.ndarray
+                   ) -> np.ndarray:
     """N x len(FEATURES): the confidence and the quality probabilities on log scales (the
     differences that matter are between 0.99 and 0.9999, and 0.001 and 0.1), the detector's
-    score, and how far the find's size lies from the median of the frame's finds (|log|).
-    `quality` is N x 5 in vision.classifier.QUALITY order."""
+    score, how far the find's size lies from the median of the frame's finds (|log|), and
+    how far its body lies along the frame's view (vision.reader.body_along_the_view, die
+    sizes). `quality` is N x 5 in vision.classifier.QUALITY order."""
     conf = np.clip(np.asarray(confidence, float), 0.0, 1.0 - _EPS)
     median = float(np.median(frame_sizes)) if len(frame_sizes) else 1.0
     return np.stack([
@@ -45,6 +50,7 @@ def doubt_features(confidence: np.ndarray, quality: np.ndarray, score: np.ndarra
         np.log(quality[:, 2] + _EPS),  # stacked
         np.asarray(score, float),
         np.abs(np.log(np.maximum(np.asarray(size, float), 1e-3) / max(median, 1e-3))),
+        np.asarray(body_along, float),
     ], axis=1).reshape(-1, len(FEATURES))
 
 

@@ -589,7 +589,8 @@ class Reader:
         confidences = probs[kept] * (1.0 - q[kept, no_die])
         evidence = doubt_features(confidences, q[kept],
                                   np.array([c.score for c in kept_finds]), sizes,
-                                  np.array([c.size for c in candidates]))
+                                  np.array([c.size for c in candidates]),
+                                  body_along_the_view(candidates)[kept])
         doubtful = (cfg.doubt.probability(evidence) >= cfg.doubt.ask_above
                     if cfg.doubt is not None else np.zeros(len(kept), bool))
         dice: list[DieReading] = []
@@ -906,6 +907,22 @@ def body_short_of_the_view(candidates: list[Candidate], steep: float,
     for k, i in enumerate(have):
         short[i] = bool(along[k] <= 0.0)
     return short
+
+
+def body_along_the_view(candidates: list[Candidate]) -> np.ndarray:
+    """Per find: how far its body lies along the frame's view — the direction of the mean
+    body offset of the frame's finds — in die sizes (0 for a find without a body offset).
+    Seen at an angle, a top face's body lies well along it; a side face found as a die lies
+    short of it or against it. From straight above every offset is small. The judge's doubt
+    weighs it (vision.doubt)."""
+    bodies = np.array([c.body if c.body is not None else (0.0, 0.0) for c in candidates],
+                      float).reshape(-1, 2)
+    have = [c.body is not None for c in candidates]
+    if not any(have):
+        return np.zeros(len(candidates))
+    mean = bodies[have].mean(axis=0)
+    along: np.ndarray = bodies @ (mean / (float(np.linalg.norm(mean)) + 1e-9))
+    return along
 
 
 #: Growth of log size per picture height that `body_pointing_up` still takes as flat.

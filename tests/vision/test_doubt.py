@@ -11,7 +11,7 @@ import pytest
 from vision.classifier import FACES, QUALITY, FaceScores
 from vision.detector import Candidate
 from vision.doubt import FEATURES, Doubt, DoubtError, doubt_features
-from vision.reader import JudgeConfig, Reader
+from vision.reader import JudgeConfig, Reader, body_along_the_view
 
 SCORE = FEATURES.index("detector_score")
 
@@ -52,10 +52,26 @@ def test_a_doubt_is_stored_and_a_broken_file_is_a_one_line_error(tmp_path: Path)
 def test_features_put_a_find_sized_unlike_the_others_apart() -> None:
     quality = np.array([[0.97, 0.01, 0.01, 0.01, 0.0]] * 3)
     rows = doubt_features(np.array([0.99, 0.99, 0.99]), quality, np.array([0.8] * 3),
-                          np.array([40.0, 40.0, 80.0]), np.array([40.0, 40.0, 80.0]))
+                          np.array([40.0, 40.0, 80.0]), np.array([40.0, 40.0, 80.0]),
+                          np.array([0.2, 0.2, 0.0]))
     assert rows.shape == (3, len(FEATURES))
     off = FEATURES.index("size_off")
     assert rows[0, off] == 0 and rows[2, off] == pytest.approx(np.log(2))
+    assert rows[:, FEATURES.index("body_along")].tolist() == [0.2, 0.2, 0.0]
+
+
+def test_a_bodys_way_along_the_view_is_measured_from_the_other_finds() -> None:
+    """Seen at an angle, the top faces' bodies lie below them (down the picture); a side
+    face found as a die has its body short of that, or above it."""
+    tops = [Candidate(100.0 * k, 100, (0, 0, 1, 1), 0.9, body=(0.03 * (k - 1), 0.25))
+            for k in range(1, 4)]
+    side = Candidate(400, 100, (0, 0, 1, 1), 0.9, body=(0.0, -0.05))
+    along = body_along_the_view([*tops, side, Candidate(500, 100, (0, 0, 1, 1), 0.9)])
+    assert along[:3] == pytest.approx([0.25, 0.25, 0.25], abs=0.02)
+    assert along[3] == pytest.approx(-0.05, abs=0.01)
+    assert along[4] == 0.0  # a find without a body offset (a detector without its head)
+    assert body_along_the_view([Candidate(1, 1, (0, 0, 1, 1), 0.9)]).tolist() == [0.0]
+    assert body_along_the_view([]).shape == (0,)
 
 
 class OneFace:
@@ -88,3 +104,32 @@ def test_the_judge_asks_about_a_confident_reading_it_doubts() -> None:
     assert [(d.x, d.flag) for d in reading.dice] == [(100, None), (300, "unreadable")]
     assert [d.value for d in reading.dice] == [4, 4]  # the value stays: the table asks
     assert evidence[:, SCORE].tolist() == [0.9, 0.35]  # in the reading's order
+
+
+class FourTopsAndASide:
+    """Four top faces seen at an angle, their bodies below them, and a side face the
+    detector is sure of whose body lies hardly along the view (not far enough the other
+    way for the judge's side-face checks)."""
+
+    def detect(self, frame_bgr: np.ndarray) -> list[Candidate]:
+        tops = [Candidate(100.0 + 100 * k, 200, (80.0 + 100 * k, 180, 120.0 + 100 * k, 220),
+                          0.9, body=(0.0, 0.15)) for k in range(4)]
+        return [*tops, Candidate(300, 320, (280, 300, 320, 340), 0.9, body=(0.0, 0.02))]
+
+
+def test_the_judge_asks_about_a_find_whose_body_lies_short_of_the_view() -> None:
+    frame = np.full((480, 640, 3), 90, np.uint8)
+    weights = [0.0] * len(FEATURES)
+    weights[FEATURES.index("body_along")] = -10.0
+    doubt = Doubt(tuple(weights), 1.0, ask_above=0.5)  # doubtful short of 0.1 die sizes
+    trusting = Reader(FourTopsAndASide(), OneFace())
+    assert [d.flag for d in trusting.read(frame).dice] == [None] * 5
+    doubting = Reader(FourTopsAndASide(), OneFace(), judge=JudgeConfig(doubt=doubt))
+    reading, evidence = doubting.judged(frame)
+    flags = {(d.x, d.y): d.flag for d in reading.dice}
+    assert flags.pop((300, 320)) == "unreadable"
+    assert set(flags.values()) == {None}
+    along = dict(zip([(d.x, d.y) for d in reading.dice],
+                     evidence[:, FEATURES.index("body_along")].tolist(), strict=True))
+    assert along[(300, 320)] == pytest.approx(0.02, abs=0.005)
+    assert along[(100, 200)] == pytest.approx(0.15, abs=0.02)
