@@ -11,7 +11,6 @@ runs it after training, since the doubt belongs to the networks it was fitted wi
 from __future__ import annotations
 
 import argparse
-import dataclasses
 import sys
 import time
 from pathlib import Path
@@ -26,12 +25,9 @@ sys.path.insert(0, str(ROOT / "models"))
 from build import generate  # noqa: E402
 from evaluate import synthetic  # noqa: E402
 
-from vision.classifier import OnnxClassifier  # noqa: E402
-from vision.detector import OnnxDetector  # noqa: E402
 from vision.doubt import DOUBT_PATH, FEATURES, Doubt  # noqa: E402
 from vision.evaluation import is_asked, match  # noqa: E402
-from vision.reader import Reader  # noqa: E402
-from vision.refiner import OnnxRefiner  # noqa: E402
+from vision.reader import JudgeConfig, Reader  # noqa: E402
 
 #: (folder, kind, count, seed): scenes to fit on.
 VALIDATION_SETS = [
@@ -71,16 +67,15 @@ def main() -> int:
     args = ap.parse_args()
     start = time.time()
     folders = [generate(*spec) for spec in VALIDATION_SETS]
-    # The networks alone, not the doubt there: it may be for other networks or features.
-    reader = Reader(OnnxDetector(), OnnxClassifier(), refiner=OnnxRefiner())
-    # Fitted without the steep-view and bodies-pointing-up checks and without asking about
-    # the stronger find of a close pair too: all catch side faces read for top faces, and a
-    # doubt fitted on what they leave would learn that those are rarer than they are and
-    # ask less (on the validation scenes, without the steep-view check 248 instead of 383
-    # more asks and more silent errors on the test sets; fitted with the pair check, 15 more
-    # asks catching none of the 23 wrong).
-    reader.judge = dataclasses.replace(reader.judge, doubt=None, steep_view=None,
-                                       body_up=None, overlap_both=False)
+    # Without the doubt there (it may be for other networks or features: not read at all),
+    # the steep-view and bodies-pointing-up checks, and asking about the stronger find of a
+    # close pair too: all catch side faces read for top faces, and a doubt fitted on what
+    # they leave would learn that those are rarer than they are and ask less (on the
+    # validation scenes, without the steep-view check 248 instead of 383 more asks and more
+    # silent errors on the test sets; fitted with the pair check, 15 more asks catching
+    # none of the 23 wrong).
+    reader = Reader.default(judge=JudgeConfig(doubt=None, steep_view=None, body_up=None,
+                                              overlap_both=False))
     features, wrong = trusted_readings(reader, folders)
     doubt = Doubt.fit(features, wrong, args.ask_above)
     asked = doubt.probability(features) >= doubt.ask_above

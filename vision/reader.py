@@ -272,10 +272,14 @@ class Reader:
 
     @classmethod
     def default(cls, dice_set: str | TaughtSet = "auto", expected: int | None = None,
-                threads: int = 1, turn: int = 0) -> Reader:
+                threads: int = 1, turn: int = 0, judge: JudgeConfig | None = None
+                ) -> Reader:
+        """The shipped networks; `judge` by default with the shipped doubt
+        (models/doubt.json), which `judge` replaces unread (models/fit_judge.py fits one)."""
         return cls(OnnxDetector(threads=threads), OnnxClassifier(threads=threads),
-                   dice_set, JudgeConfig(doubt=Doubt.load()), expected=expected,
-                   threads=threads, refiner=OnnxRefiner(threads=threads), turn=turn)
+                   dice_set, judge if judge is not None else JudgeConfig(doubt=Doubt.load()),
+                   expected=expected, threads=threads, refiner=OnnxRefiner(threads=threads),
+                   turn=turn)
 
     @classmethod
     def for_dice_set(cls, name: str, state_dir: Path, expected: int | None = None,
@@ -890,11 +894,10 @@ def body_short_of_the_view(candidates: list[Candidate], steep: float,
     short = [False] * len(candidates)
     if len(have) < min_finds:
         return short
-    body = np.array([candidates[i].body for i in have], float)
-    mean = body.mean(axis=0)
-    if float(np.linalg.norm(mean)) <= 1e-9:
+    along = body_along_the_view(candidates)[have]
+    if not along.any():  # the offsets point nowhere together
         return short
-    along = body @ (mean / np.linalg.norm(mean))
+    body = np.array([candidates[i].body for i in have], float)
     typical = float(np.percentile(along, 90))
     if typical < steep:
         return short
@@ -914,14 +917,18 @@ def body_along_the_view(candidates: list[Candidate]) -> np.ndarray:
     body offset of the frame's finds — in die sizes (0 for a find without a body offset).
     Seen at an angle, a top face's body lies well along it; a side face found as a die lies
     short of it or against it. From straight above every offset is small. The judge's doubt
-    weighs it (vision.doubt)."""
+    weighs it (vision.doubt); `body_short_of_the_view` judges steep frames by it. Where the
+    offsets point nowhere together (their mean is nil), 0 for every find."""
     bodies = np.array([c.body if c.body is not None else (0.0, 0.0) for c in candidates],
                       float).reshape(-1, 2)
     have = [c.body is not None for c in candidates]
     if not any(have):
         return np.zeros(len(candidates))
     mean = bodies[have].mean(axis=0)
-    along: np.ndarray = bodies @ (mean / (float(np.linalg.norm(mean)) + 1e-9))
+    length = float(np.linalg.norm(mean))
+    if length <= 1e-9:
+        return np.zeros(len(candidates))
+    along: np.ndarray = bodies @ (mean / length)
     return along
 
 
