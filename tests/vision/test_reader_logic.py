@@ -502,6 +502,21 @@ def test_a_weak_find_overlapping_a_stronger_one_is_asked_about_and_so_is_the_str
     assert [d.flag for d in alone.read(FRAME).dice] == [None, "stacked"]
 
 
+def test_one_die_found_twice_is_shown_once_and_still_asked_about() -> None:
+    # a side face the refiner moved onto the top face: a second find 0.05 sizes away that
+    # reads the same value
+    finds = FixedDetector([cand(300, 200, score=0.9), cand(302, 200, score=0.4)])
+    same = FixedClassifier([one_hot(5), one_hot(5, 0.6)], [quality(), quality()])
+    (die,) = Reader(finds, same).read(FRAME).dice
+    assert (die.value, die.x, die.flag) == (5, 300, "stacked")
+    # read as two values, or further apart, or without the setting: both shown
+    other = FixedClassifier([one_hot(5), one_hot(2)], [quality(), quality()])
+    assert len(Reader(finds, other).read(FRAME).dice) == 2
+    apart = FixedDetector([cand(300, 200, score=0.9), cand(310, 200, score=0.4)])
+    assert len(Reader(apart, same).read(FRAME).dice) == 2
+    assert len(Reader(finds, same, judge=JudgeConfig(same_place=None)).read(FRAME).dice) == 2
+
+
 @pytest.mark.parametrize(
     "second",
     [
