@@ -514,6 +514,10 @@ def test_one_die_found_twice_is_shown_once_and_still_asked_about() -> None:
     assert len(Reader(finds, other).read(FRAME).dice) == 2
     apart = FixedDetector([cand(300, 200, score=0.9), cand(310, 200, score=0.4)])
     assert len(Reader(apart, same).read(FRAME).dice) == 2
+    # the distance is measured in the smaller find's size: 9 px is near for a 60 px find
+    # but not for the 40 px one beside it
+    larger = FixedDetector([cand(300, 200, score=0.9), cand(309, 200, size=60, score=0.4)])
+    assert len(Reader(larger, same).read(FRAME).dice) == 2
     assert len(Reader(finds, same, judge=JudgeConfig(same_place=None)).read(FRAME).dice) == 2
 
 
