@@ -223,8 +223,8 @@ class JudgeConfig:
     #: dropped, and the surer keeps its flag, so the table still asks about it. Chosen on
     #: the validation scenes 800001–4: extra finds 348 → 305 (0.15: 313; 0.18: 305;
     #: 0.25: 299 and a die fewer right), 51 fewer dice asked, as many right, the silent
-    #: errors the same (models/README.md, "One die found twice", and its thirtieth
-    #: session's measure by the smaller size). None: both shown.
+    #: errors the same (models/README.md, "One die found twice" and "… one die found twice
+    #: measured by the smaller find"). None: both shown.
     same_place: float | None = 0.2
     #: A die the judge would trust is still asked about where the fitted doubt
     #: (vision/doubt.py, models/doubt.json) gives it at least `Doubt.ask_above` chance of
