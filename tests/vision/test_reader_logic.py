@@ -29,7 +29,7 @@ from vision.preprocess import (
     edge_width,
     upright_angle,
 )
-from vision.reader import JudgeConfig, Reader
+from vision.reader import JudgeConfig, Reader, Refiner
 from vision.reading import TRUST_CONFIDENCE, DieValue
 from vision.refiner import AGAIN, OnnxRefiner, moved
 from vision.teach import (
@@ -1507,8 +1507,9 @@ def test_a_find_the_refiner_moves_is_read_again_where_it_was_put(
 def test_a_surer_first_read_keeps_its_value_when_the_second_differs() -> None:
     frame = FRAME.copy()
     frame[90:110, 90:110] = 255  # bright where the die was found, not where it is moved
+    # (moved half its size: `sure_moves` off, which would keep such a sure find in place)
     reader = Reader(FixedDetector([cand(100, 100, size=40)]), ReadsByPlace(), "pips",
-                    refiner=ShiftingRefiner(0.5))
+                    JudgeConfig(sure_moves=None), refiner=ShiftingRefiner(0.5))
     (die,) = reader.read(frame).dice
     assert (die.value, die.flag) == (2, "unreadable")
     assert die.confidence == pytest.approx(0.4, abs=1e-6)
@@ -1534,24 +1535,54 @@ class GrowingRefiner:
         return [moved(c, 0.25, 0.0, float(np.log(1.8)), w, h) for c in candidates]
 
 
-@pytest.mark.parametrize("sure_grows", [1.5, None])
-def test_a_sure_find_the_refiner_would_grow_stays_as_read(sure_grows: float | None) -> None:
-    """A die read surely (a 2) that the refiner takes for half of a larger die stays where
-    it was found, as read; an unsure find (a 1) is read again where the refiner puts it.
-    Without the rule (None) both are read again, and the sure die is asked about."""
+def test_a_weak_find_touching_a_found_die_is_a_die_of_its_own() -> None:
+    """Dice touching in a row seen at an angle lie closer than a die size (their boxes hold
+    side faces too): a weak find 0.65 die sizes from a found die, that the classifier
+    reads surely, is the next die (a 2 between a 4 and a 1, scored 0.38 by the detector,
+    test scene 000827), not a side face of the found one (WEAK_AWAY)."""
+    frame = np.full((480, 640, 3), 90, np.uint8)
+    die = (255, 255, 40)
+    for x in (100, 126):
+        frame[80:120, x - 20:x + 20] = die
+    reader = Reader(Searching(Search([cand(100, 100)], weak=[cand(126, 100, score=0.3)])),
+                    ShadeReader())
+    assert [d.x for d in reader.read(frame).dice] == [100, 126]
+
+
+class LeapingRefiner:
+    """Takes every find for its neighbour's half: moves it 0.6 of its size to the right."""
+
+    def refine(self, frame_bgr: np.ndarray, candidates: list[Candidate]) -> list[Candidate]:
+        h, w = frame_bgr.shape[:2]
+        return [moved(c, 0.6, 0.0, 0.0, w, h) for c in candidates]
+
+
+@pytest.mark.parametrize(("refiner", "without_rule", "second", "moved_to"), [
+    (GrowingRefiner(), JudgeConfig(sure_grows=None), 300, 10),
+    # among touching dice: a die moved onto its neighbour (test scenes 000902, 001101)
+    (LeapingRefiner(), JudgeConfig(sure_moves=None), 314, 24),
+])
+@pytest.mark.parametrize("on", [True, False])
+def test_a_sure_find_the_refiner_would_grow_or_move_far_stays_as_read(
+        refiner: Refiner, without_rule: JudgeConfig, second: int, moved_to: int, on: bool
+        ) -> None:
+    """A die read surely (a 2) that the refiner takes for half of a larger die
+    (`sure_grows`), or moves half a die size or more (`sure_moves`), stays where it was
+    found, as read; an unsure find (a 1) is read again where the refiner puts it. Without
+    the rule (None) both are read again, and the sure die is asked about."""
     frame = FRAME.copy()
     frame[90:110, 90:110] = 255  # a die read as a sure 2 where it was found
-    frame[90:110, 300:320] = 255  # half of the unsure find's crop, all of the grown one's
+    frame[90:110, second:second + 20] = 255  # where the unsure find is read again
     reader = Reader(FixedDetector([cand(100, 100, size=40), cand(300, 100, size=40)]),
-                    ReadsByPlace(), "pips", JudgeConfig(sure_grows=sure_grows),
-                    refiner=GrowingRefiner())
+                    ReadsByPlace(), "pips", JudgeConfig() if on else without_rule,
+                    refiner=refiner)
     sure, unsure = reader.read(frame).dice
-    assert (unsure.value, unsure.x, unsure.flag) == (2, 310, "unreadable")
-    if sure_grows is None:
-        assert (sure.value, sure.x, sure.flag) == (2, 110, "unreadable")
-    else:
+    assert (unsure.value, unsure.x, unsure.flag) == (2, 300 + moved_to, "unreadable")
+    if on:
         assert (sure.value, sure.x, sure.flag) == (2, 100, None)
         assert sure.confidence == pytest.approx(0.99, abs=1e-6)
+    else:
+        assert (sure.value, sure.x, sure.flag) == (2, 100 + moved_to, "unreadable")
 
 
 class NoDieUnlessBright:
@@ -1579,8 +1610,10 @@ def test_a_find_taken_for_no_die_is_kept_where_the_refiner_puts_it_on_a_die(
     frame[90:110, 110:130] = 255  # the top face, half a die size right of the find
     finds = [cand(100, 100, size=40, score=0.5)] + ([cand(120, 100, size=40)] if kept_there
                                                     else [])
+    # (the sure die on the face moved too: `sure_moves` off, which would keep it in place)
     reader = Reader(FixedDetector(finds), NoDieUnlessBright(), "pips",
-                    JudgeConfig(rescue_no_die=rescue), refiner=ShiftingRefiner(0.5))
+                    JudgeConfig(rescue_no_die=rescue, sure_moves=None),
+                    refiner=ShiftingRefiner(0.5))
     dice = reader.read(frame).dice
     assert [(d.value, d.x) for d in dice] == read
     assert all(d.flag == "unreadable" for d in dice)  # the two looks differ: asked
@@ -1622,15 +1655,16 @@ def test_a_frame_is_read_as_one_kind_of_dice_from_its_finds_as_last_read() -> No
 
 def test_a_weak_find_the_classifier_is_sure_of_is_a_die() -> None:
     """The detector scored a clear die just under its threshold: it stands. A weak find
-    the classifier only guesses at, and one beside a found die (its side face), do not.
+    the classifier only guesses at, and one beside a found die (its side face, half a die
+    size from its top face), do not.
     For a taught set, whose art the classifier may never have seen, a weak find stands
     where the set recognises it as one of its dice."""
     frame = np.full((480, 640, 3), 90, np.uint8)
     die = (255, 255, 40)
     for x in (100, 300):
         frame[80:120, x - 20:x + 20] = die  # a found die and a clear die scored 0.28
-    frame[80:120, 130:150] = die  # the found die's side face
-    weak = [cand(300, 100, score=0.28), cand(500, 100, score=0.25), cand(125, 100, score=0.25)]
+    frame[80:120, 120:150] = die  # the found die's side face
+    weak = [cand(300, 100, score=0.28), cand(500, 100, score=0.25), cand(120, 100, score=0.25)]
     reader = Reader(Searching(Search([cand(100, 100)], weak=weak)), ShadeReader())
     assert [(d.value, d.x) for d in reader.read(frame).dice] == [(5, 100), (5, 300)]
     taught = DiceSet("zoo", ["duck", "lion"], np.stack([patch(die), patch((0, 0, 230))]))
