@@ -11,6 +11,7 @@ import cv2
 import numpy as np
 import pytest
 
+import vision.reader
 from vision.classifier import FACES, PIP_VALUES, QUALITY, FaceScores
 from vision.detector import (
     MAX_FINDS,
@@ -29,7 +30,7 @@ from vision.preprocess import (
     edge_width,
     upright_angle,
 )
-from vision.reader import JudgeConfig, Reader, Refiner
+from vision.reader import JudgeConfig, Reader, Refiner, die_sureness, pooled, pooled_reads
 from vision.reading import TRUST_CONFIDENCE, DieValue
 from vision.refiner import AGAIN, OnnxRefiner, moved
 from vision.teach import (
@@ -48,6 +49,14 @@ from vision.teach import (
     teach,
     teaching_doubts,
 )
+
+
+@pytest.fixture(autouse=True)
+def one_read_per_find(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The stand-in classifiers here answer by a crop's place in the batch or its middle,
+    not its size: each find is read once (no reads at other sizes, `RESCALES`), but in the
+    tests of those reads, which turn them on again."""
+    monkeypatch.setattr(vision.reader, "RESCALES", ())
 
 
 class FixedDetector:
@@ -1675,3 +1684,77 @@ def test_a_weak_find_the_classifier_is_sure_of_is_a_die() -> None:
     reader = Reader(Searching(Search([cand(100, 100)], weak=weak)), ShadeReader(), dice_set=farm,
                     embedder=ColourEmbedder())
     assert [d.x for d in reader.read(frame).dice] == [100]  # these dice are no pig nor frog
+
+
+def test_reads_are_pooled_by_their_geometric_mean() -> None:
+    """Reads that agree pool to what they say; a sure read against another sure read of
+    something else pools to neither being sure; two reads of a 2 mend an unsure 1."""
+    sure_two, unsure_one = pip_row(2, 0.9), pip_row(1, 0.5)
+    assert pooled([np.array([sure_two])] * 2)[0] == pytest.approx(sure_two, abs=1e-5)
+    torn = pooled([np.array([sure_two]), np.array([pip_row(5, 0.9)])])[0]
+    assert torn.sum() == pytest.approx(1.0) and torn.max() < 0.45  # the mean would be 0.47
+    mended = pooled([np.array([unsure_one]), np.array([sure_two]), np.array([sure_two])])[0]
+    assert int(np.argmax(mended)) == FACES.index(2)
+
+
+def test_pooled_reads_mend_a_value_but_are_no_surer_than_the_first_read() -> None:
+    """Two more reads of an unsure 1 (0.6) say a sure 2: the pool says 2, no surer a die
+    than the first read was. Two more reads that call it no die make it less of a die. A
+    pool no surer than the first read is left as it is."""
+    first = FaceScores(np.array([pip_row(1, 0.6)] * 3),
+                       np.array([quality(), quality(no_die=0.05), quality()]))
+    two = FaceScores(np.array([pip_row(2, 0.99), pip_row(2, 0.99), pip_row(1, 0.4)]),
+                     np.array([quality(), quality(no_die=0.99), quality()]))
+    pool = pooled_reads(first, [two, two])
+    assert [FACES[int(np.argmax(v))] for v in pool.value] == [2, 2, 1]
+    assert die_sureness(pool)[0] == pytest.approx(die_sureness(first)[0])
+    assert die_sureness(pool)[1] < 0.2 < die_sureness(first)[1]
+    assert pool.value[2] == pytest.approx(pooled([first.value[2:], two.value[2:],
+                                                   two.value[2:]])[0])
+
+
+def test_pooled_reads_keep_what_the_judge_asks_about() -> None:
+    """More reads that see a die lying flat do not take away the first read's doubt that it
+    leans (a leaning bear read as a rabbit, farm set C): what the judge asks about stays
+    as likely, or grows."""
+    first = FaceScores(np.array([one_hot("cat", 0.99)] * 2),
+                       np.array([quality(tilted=0.3), quality(unreadable=0.1)]))
+    more = FaceScores(np.array([one_hot("cat", 0.99)] * 2),
+                      np.array([quality(), quality(unreadable=0.4)]))
+    pool = pooled_reads(first, [more, more])
+    tilted, unreadable = QUALITY.index("tilted"), QUALITY.index("unreadable")
+    assert pool.quality[0, tilted] == pytest.approx(0.3)
+    assert 0.1 < pool.quality[1, unreadable] < 0.4
+    assert pool.quality.sum(axis=1) == pytest.approx([1.0, 1.0])
+
+
+class ReadsBySize:
+    """Reads a die by how much of its crop it fills: all of it, a sure 2; most of it, an
+    unsure 1; less, an unsure 2."""
+
+    def classify(self, crops: list[np.ndarray], turned: Sequence[bool] | None = None
+                 ) -> FaceScores:
+        means = [float(c.mean()) for c in crops]
+        return FaceScores(np.array([pip_row(2, 0.99) if m >= 240 else pip_row(1, 0.6)
+                                    if m >= 200 else pip_row(2, 0.7) for m in means]),
+                          np.array([quality() for _ in crops]))
+
+
+@pytest.mark.parametrize("rescales", [(0.9, 1.12), ()])
+def test_an_unsure_find_is_read_again_at_other_sizes(
+        monkeypatch: pytest.MonkeyPatch, rescales: tuple[float, ...]) -> None:
+    """A find a little larger than its die (44 px for 40) reads as an unsure 1; cut 0.9 and
+    1.12 times as large it reads as a 2, and the pooled reads say 2 — still asked about,
+    about as unsure as the first read (`pooled_reads`). A find of the die's size reads as a
+    sure 2 and is read once."""
+    monkeypatch.setattr(vision.reader, "RESCALES", rescales)
+    frame = FRAME.copy()
+    frame[80:120, 80:120] = 255
+    frame[80:120, 380:420] = 255
+    reader = Reader(FixedDetector([cand(100, 100, size=44), cand(400, 100, size=40)]),
+                    ReadsBySize(), "pips")
+    unsure, sure = reader.read(frame).dice
+    assert (sure.value, sure.flag) == (2, None)
+    assert unsure.flag == "unreadable" and unsure.value == (2 if rescales else 1)
+    assert unsure.confidence == (pytest.approx(0.68, abs=0.01) if rescales
+                                 else pytest.approx(0.6, abs=1e-6))
