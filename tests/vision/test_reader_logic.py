@@ -1692,7 +1692,7 @@ def test_reads_are_pooled_by_their_geometric_mean() -> None:
     sure_two, unsure_one = pip_row(2, 0.9), pip_row(1, 0.5)
     assert pooled([np.array([sure_two])] * 2)[0] == pytest.approx(sure_two, abs=1e-5)
     torn = pooled([np.array([sure_two]), np.array([pip_row(5, 0.9)])])[0]
-    assert torn.sum() == pytest.approx(1.0) and torn.max() < 0.45  # the mean would be 0.47
+    assert torn.sum() == pytest.approx(1.0) and torn.max() < 0.4  # the mean would be 0.46
     mended = pooled([np.array([unsure_one]), np.array([sure_two]), np.array([sure_two])])[0]
     assert int(np.argmax(mended)) == FACES.index(2)
 
