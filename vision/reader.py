@@ -456,7 +456,11 @@ class Reader:
                        for d in found)
 
         unread = [c for c in weak if away(c)]
-        weak_read = (unread, *self.classified(frame_bgr, unread))
+        # Reading built-in dice, a weak find stands only if read as surely as WEAK_SURE; one
+        # read less surely than RESCALE_BELOW (no higher) would be read again, but more
+        # reads make no find surer (`pooled_reads`), so they would change nothing here.
+        weak_read = (unread, *self.classified(frame_bgr, unread,
+                                              rescale=not isinstance(self.dice_set, str)))
         if read is not None:
             weak_read = joined(weak_read, list(range(len(unread))), read,
                                [j for j, c in enumerate(read[0]) if away(c)])
@@ -498,13 +502,14 @@ class Reader:
             return large, large_crops, large_scores
         return with_large_dice((found, crops, scores), (large, large_crops, large_scores))
 
-    def classified(self, frame_bgr: np.ndarray, candidates: list[Candidate]
-                   ) -> tuple[list[np.ndarray], FaceScores]:
+    def classified(self, frame_bgr: np.ndarray, candidates: list[Candidate],
+                   rescale: bool = True) -> tuple[list[np.ndarray], FaceScores]:
         """Each find's crop, and what the classifier reads in it. A classifier trained on
         upright dice (OnnxClassifier.upright) gets the dice that the detector sees clearly at
         an angle cut upright (vision.preprocess.upright_angle), and is told which. A find
         it reads unsurely is read again from crops of other sizes (RESCALES), and the
-        reads are pooled, no surer than the first (`pooled_reads`)."""
+        reads are pooled, no surer than the first (`pooled_reads`); not if `rescale` is
+        false."""
         if not candidates:
             return [], FaceScores(np.zeros((0, len(FACES))), np.zeros((0, len(QUALITY))))
         upright = getattr(self.classifier, "upright", False)
@@ -514,7 +519,7 @@ class Reader:
         turned = [a is not None for a in angles]
         scores = self.classifier.classify(crops, turned)
         unsure = [int(i) for i in np.flatnonzero(die_sureness(scores) < RESCALE_BELOW)]
-        if not unsure or not RESCALES:
+        if not unsure or not RESCALES or not rescale:
             return crops, scores
         again = [crop_die(frame_bgr, candidates[i].x, candidates[i].y,
                           candidates[i].size * factor, angle=angles[i] or 0.0)
