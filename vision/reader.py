@@ -525,10 +525,10 @@ class Reader:
                           candidates[i].size * factor, angle=angles[i] or 0.0)
                  for factor in RESCALES for i in unsure]
         looks = self.classifier.classify(again, [turned[i] for i in unsure] * len(RESCALES))
-        n = len(unsure)
         first = FaceScores(scores.value[unsure], scores.quality[unsure])
-        more = [FaceScores(looks.value[k * n:(k + 1) * n], looks.quality[k * n:(k + 1) * n])
-                for k in range(len(RESCALES))]
+        shape = (len(RESCALES), len(unsure), -1)
+        more = [FaceScores(v, q) for v, q in zip(looks.value.reshape(shape),
+                                                 looks.quality.reshape(shape), strict=True)]
         pool = pooled_reads(first, more)
         value, quality = scores.value.copy(), scores.quality.copy()
         value[unsure], quality[unsure] = pool.value, pool.quality
@@ -543,13 +543,20 @@ class Reader:
         refined = refiner.refine(frame_bgr, candidates)
         cfg = self.judge
         sure = die_sureness(scores)
+
+        def read_again(i: int, c: Candidate, r: Candidate) -> bool:
+            move = float(np.hypot(r.x - c.x, r.y - c.y)) / c.size
+            if move < cfg.refine_move and max(r.size / c.size,
+                                              c.size / r.size) < cfg.refine_resize:
+                return False
+            if sure[i] < cfg.sure_stays:
+                return True
+            grows = cfg.sure_grows is not None and r.size >= cfg.sure_grows * c.size
+            moves = cfg.sure_moves is not None and move >= cfg.sure_moves
+            return not (grows or moves)
+
         again = [i for i, (c, r) in enumerate(zip(candidates, refined, strict=True))
-                 if (np.hypot(r.x - c.x, r.y - c.y) >= cfg.refine_move * c.size
-                     or max(r.size / c.size, c.size / r.size) >= cfg.refine_resize)
-                 and not (cfg.sure_grows is not None and sure[i] >= cfg.sure_stays
-                          and r.size >= cfg.sure_grows * c.size)
-                 and not (cfg.sure_moves is not None and sure[i] >= cfg.sure_stays
-                          and np.hypot(r.x - c.x, r.y - c.y) >= cfg.sure_moves * c.size)]
+                 if read_again(i, c, r)]
         return SecondLook(refined, again, *self.classified(frame_bgr,
                                                            [refined[i] for i in again]))
 
@@ -873,13 +880,13 @@ def pooled_reads(first: FaceScores, more: Sequence[FaceScores]) -> FaceScores:
     quality[:, ok] = 0.0
     quality[:, ok] = np.maximum(1.0 - quality.sum(axis=1), 0.0)
     quality /= quality.sum(axis=1, keepdims=True)
-    pool = FaceScores(value, quality)
     cap = die_sureness(first)
-    is_die = np.maximum(1.0 - quality[:, QUALITY.index("no_die")], POOL_FLOOR)
+    is_die = 1.0 - quality[:, QUALITY.index("no_die")]
     top, even = value.max(axis=1), 1.0 / value.shape[1]
     # `keep` of the pool and the rest even odds has its likeliest value at `cap`
-    keep = np.clip((cap / is_die - even) / np.maximum(top - even, POOL_FLOOR), 0.0, 1.0)
-    keep = np.where(die_sureness(pool) > cap, keep, 1.0)
+    keep = np.clip((cap / np.maximum(is_die, POOL_FLOOR) - even)
+                   / np.maximum(top - even, POOL_FLOOR), 0.0, 1.0)
+    keep = np.where(top * is_die > cap, keep, 1.0)  # the pool's die_sureness over the cap
     return FaceScores(keep[:, None] * value + (1.0 - keep[:, None]) * even, quality)
 
 
