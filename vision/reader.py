@@ -97,6 +97,16 @@ WEAK_NO_DIE = 0.05
 #: one read more than three. Sure finds, most of a frame's dice, are read once.
 RESCALES: tuple[float, ...] = (0.9, 1.12)
 RESCALE_BELOW = 0.9
+#: A find the classifier takes for no die (`JudgeConfig.drop_no_die`) that lies in no
+#: find read as a die may be a pip, or the art, of a die the detector found too small (a
+#: large die close to the camera, a black die whose white pips stand out): it is read
+#: again from crops GROWS times its size, and the surest of them stands in its place where
+#: it is a die as surely as a weak find must be (WEAK_SURE, WEAK_NO_DIE) and holds no die
+#: found already (`Reader._grown`). On the validation scenes 800001–4 and both test sets
+#: 8 dice more right, none fewer, 2 more extra finds, the silent errors the same; the
+#: median time per frame the same, its 90th percentile about 2 ms longer (1.6, 2.4, 3.4:
+#: the same dice, twice the extra reads).
+GROWS: tuple[float, ...] = (1.6, 2.4)
 #: Probabilities are pooled (`pooled`) as if none were below this.
 POOL_FLOOR = 1e-6
 #: Reading a taught set, a frame of at least this many dice none of which the set
@@ -417,7 +427,8 @@ class Reader:
         (`_with_weak_dice`); so do the first finds that the detector's larger search did
         not find again (`Search.lost`), and where the classifier weighs, such a find stands
         in place of the smaller finds inside it that it reads surer than
-        (`with_large_dice`)."""
+        (`with_large_dice`). Where it weighs, a find it takes for no die may be read again
+        larger and stand as the die it lies on (`_grown`)."""
         search_of = getattr(self.detector, "search", None)
         search = search_of(frame_bgr) if search_of is not None else \
             Search(self.detector.detect(frame_bgr))
@@ -426,6 +437,8 @@ class Reader:
         chosen = self._weighed(frame_bgr, search, can_weigh)
         if not (can_weigh or taught):
             return chosen
+        if can_weigh:
+            chosen = self._grown(frame_bgr, chosen)
         if search.lost and can_weigh:
             # A lost find stands in place of the smaller finds inside it that it reads
             # surer than (a large die the larger search found in pieces); the others are
@@ -476,6 +489,32 @@ class Reader:
         if not keep:
             return chosen
         return joined(chosen, list(range(len(found))), weak_read, keep)
+
+    def _grown(self, frame_bgr: np.ndarray, chosen: Finds) -> Finds:
+        """`chosen`, each find taken for no die read again larger where that finds its
+        die (GROWS)."""
+        found, crops, scores = chosen
+        no_die = scores.quality[:, QUALITY.index("no_die")]
+        dice = [c for c, p in zip(found, no_die, strict=True) if p <= self.judge.drop_no_die]
+        small = [i for i, c in enumerate(found) if no_die[i] > self.judge.drop_no_die
+                 and not any(d.holds(c) for d in dice)]
+        if not small or not GROWS:
+            return chosen
+        grown = [scaled(found[i], factor) for factor in GROWS for i in small]
+        grown_crops, grown_scores = self.classified(frame_bgr, grown, rescale=False)
+        shape = (len(GROWS), len(small))
+        sure = die_sureness(grown_scores).reshape(shape)
+        stands = (sure >= WEAK_SURE) & (
+            grown_scores.quality[:, QUALITY.index("no_die")].reshape(shape) <= WEAK_NO_DIE)
+        stands &= np.array([not any(g.holds(d) for d in dice) for g in grown]).reshape(shape)
+        found, crops = list(found), list(crops)
+        value, quality = scores.value.copy(), scores.quality.copy()
+        for k, i in enumerate(small):
+            if stands[:, k].any():
+                j = int(np.argmax(np.where(stands[:, k], sure[:, k], -1.0))) * len(small) + k
+                found[i], crops[i] = grown[j], grown_crops[j]
+                value[i], quality[i] = grown_scores.value[j], grown_scores.quality[j]
+        return found, crops, FaceScores(value, quality)
 
     def _weighed(self, frame_bgr: np.ndarray, search: Search, can_weigh: bool) -> Finds:
         """The first or the large finds of `search`, as `finds` says."""
@@ -806,6 +845,14 @@ def with_large_dice(first: Finds, large: Finds) -> Finds:
     if not added:
         return first
     return joined(first, [i for i in range(len(found)) if i not in replaced], large, added)
+
+
+def scaled(candidate: Candidate, factor: float) -> Candidate:
+    """The find with its box `factor` times as large about its top face's centre."""
+    x0, y0, x1, y1 = candidate.box
+    x, y = candidate.x, candidate.y
+    return replace(candidate, box=(x + (x0 - x) * factor, y + (y0 - y) * factor,
+                                   x + (x1 - x) * factor, y + (y1 - y) * factor))
 
 
 def joined(first: Finds, kept: list[int], second: Finds, added: list[int]) -> Finds:

@@ -54,9 +54,10 @@ from vision.teach import (
 @pytest.fixture(autouse=True)
 def one_read_per_find(monkeypatch: pytest.MonkeyPatch) -> None:
     """The stand-in classifiers here answer by a crop's place in the batch or its middle,
-    not its size: each find is read once (no reads at other sizes, `RESCALES`), but in the
-    tests of those reads, which turn them on again."""
+    not its size: each find is read once (no reads at other sizes, `RESCALES`, `GROWS`),
+    but in the tests of those reads, which turn them on again."""
     monkeypatch.setattr(vision.reader, "RESCALES", ())
+    monkeypatch.setattr(vision.reader, "GROWS", ())
 
 
 class FixedDetector:
@@ -1758,3 +1759,41 @@ def test_an_unsure_find_is_read_again_at_other_sizes(
     assert unsure.flag == "unreadable" and unsure.value == (2 if rescales else 1)
     assert unsure.confidence == (pytest.approx(0.68, abs=0.01) if rescales
                                  else pytest.approx(0.6, abs=1e-6))
+
+
+
+class ReadsByWhite:
+    """Reads a crop as a sure 5 where a white die fills a fifth of it or more and black pips
+    less than a third; else as no die (the table, or a pip seen close)."""
+
+    def classify(self, crops: list[np.ndarray], turned: Sequence[bool] | None = None
+                 ) -> FaceScores:
+        def is_die(crop: np.ndarray) -> bool:
+            return bool((crop.min(axis=2) > 200).mean() >= 0.2
+                        and (crop.max(axis=2) < 30).mean() < 0.3)
+        return FaceScores(np.array([pip_row(5, 0.99) for _ in crops]),
+                          np.array([quality() if is_die(c) else quality(no_die=0.99)
+                                    for c in crops]))
+
+
+@pytest.mark.parametrize("grows", [(3.0,), ()])
+def test_a_die_found_by_its_pip_is_read_again_larger(
+        monkeypatch: pytest.MonkeyPatch, grows: tuple[float, ...]) -> None:
+    """A 70 px die the detector found as a 30 px find on its black middle pip (no die to
+    the classifier) is read again three times as large, where it reads as a die, and stands
+    there. A find on the table beside a die found whole reads as a die that large too, but
+    its larger crop holds that die, so it does not stand."""
+    monkeypatch.setattr(vision.reader, "GROWS", grows)
+    frame = FRAME.copy()
+    frame[65:135, 65:135] = 255
+    frame[88:112, 88:112] = 0  # the large die's middle pip
+    frame[60:140, 380:420] = 255  # a die found whole
+    table = cand(430, 100, size=25)
+    reader = Reader(FixedDetector([cand(100, 100, size=30), cand(400, 100), table]),
+                    ReadsByWhite(), "pips")
+    dice = reader.read(frame).dice
+    assert [(d.value, d.x) for d in dice] == ([(5, 100), (5, 400)] if grows else [(5, 400)])
+    if grows:
+        assert dice[0].box == (55, 55, 145, 145)
+        _, read_larger = reader.classified(frame, [vision.reader.scaled(table, 3.0)])
+        assert read_larger.quality[0, QUALITY.index("no_die")] < 0.5
