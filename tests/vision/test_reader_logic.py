@@ -1761,7 +1761,6 @@ def test_an_unsure_find_is_read_again_at_other_sizes(
                                  else pytest.approx(0.6, abs=1e-6))
 
 
-
 class ReadsByWhite:
     """Reads a crop as a sure 5 where a white die fills a fifth of it or more and black pips
     less than a third; else as no die (the table, or a pip seen close)."""
