@@ -481,8 +481,7 @@ class Reader:
         if not away_finds:
             return chosen
         if isinstance(self.dice_set, str):
-            sure = (die_sureness(weak_scores) >= WEAK_SURE) \
-                & (weak_scores.quality[:, QUALITY.index("no_die")] <= WEAK_NO_DIE)
+            sure = read_surely(weak_scores)
         else:
             sure = self.dice_set.values(self.embedder.embed(weak_crops))[2]
         keep = [int(k) for k in np.flatnonzero(sure)]
@@ -504,9 +503,8 @@ class Reader:
         grown_crops, grown_scores = self.classified(frame_bgr, grown, rescale=False)
         shape = (len(GROWS), len(small))
         sure = die_sureness(grown_scores).reshape(shape)
-        stands = (sure >= WEAK_SURE) & (
-            grown_scores.quality[:, QUALITY.index("no_die")].reshape(shape) <= WEAK_NO_DIE)
-        stands &= np.array([not any(g.holds(d) for d in dice) for g in grown]).reshape(shape)
+        stands = read_surely(grown_scores).reshape(shape) & np.array(
+            [not any(g.holds(d) for d in dice) for g in grown]).reshape(shape)
         found, crops = list(found), list(crops)
         value, quality = scores.value.copy(), scores.quality.copy()
         for k, i in enumerate(small):
@@ -942,6 +940,14 @@ def die_sureness(scores: FaceScores) -> np.ndarray:
     probability times the probability that it is a die at all."""
     no_die = QUALITY.index("no_die")
     sure: np.ndarray = scores.value.max(axis=1) * (1.0 - scores.quality[:, no_die])
+    return sure
+
+
+def read_surely(scores: FaceScores) -> np.ndarray:
+    """Per find, whether the classifier reads it as a die as surely as a find the detector
+    was unsure of must be read to stand: WEAK_SURE, and no die at most WEAK_NO_DIE."""
+    sure: np.ndarray = (die_sureness(scores) >= WEAK_SURE) \
+        & (scores.quality[:, QUALITY.index("no_die")] <= WEAK_NO_DIE)
     return sure
 
 
