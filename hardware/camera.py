@@ -48,9 +48,12 @@ class CameraError(RuntimeError):
 class CameraSource(Protocol):
     """What the table watcher and `kniffel calibrate` need from a camera.
 
-    Optional extras: `set_controls(dict)` and `metadata() -> dict` (picamera2 only), and
+    Optional extras: `set_controls(dict)` and `metadata() -> dict` (picamera2 only),
     `clock() -> float`, the time of the latest lores frame in seconds, for sources whose
-    time is not the wall clock (a replay played as fast as possible, the demo in tests).
+    time is not the wall clock (a replay played as fast as possible, the demo in tests),
+    and `still_frames: int`, how many captures a settled throw is read from (their mean:
+    vision.watch.still_frame; STILL_FRAMES where a source does not say), 1 for sources
+    whose captures of a still table do not differ by sensor noise.
     """
 
     name: str
@@ -295,6 +298,9 @@ class ReplaySource:
     frames run out, `finished` is set and the last frame stays (the table lies still) unless
     `loop` starts over."""
 
+    #: Every capture of a recorded frame is that frame.
+    still_frames = 1
+
     def __init__(self, config: CameraConfig, fps: float | None = None, loop: bool = False,
                  clock: Callable[[], float] = time.monotonic,
                  sleep: Callable[[float], None] = time.sleep) -> None:
@@ -481,6 +487,9 @@ class DemoSource:
     tests run a whole turn in a second. `script` replaces the random turns (then the table
     rests after the last step). `throws` records what really happened.
     """
+
+    #: Each capture renders the whole picture anew: one per throw is enough for a demo.
+    still_frames = 1
 
     def __init__(self, config: CameraConfig | None = None, seed: int = 0, kind: str = "pips",
                  realtime: bool = True, fps: float = 12.0,

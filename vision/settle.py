@@ -52,6 +52,28 @@ class SettleConfig:
     blur: int = 5
 
 
+def motion_picture(frame: np.ndarray, blur: int) -> np.ndarray:
+    """A frame as motion is looked for in it: grey and blurred (`blur` pixels), so that
+    sensor noise stays under the pixel threshold; float32."""
+    gray = frame if frame.ndim == 2 else cv2.cvtColor(frame, cv2.COLOR_BGR2GRAY)
+    k = blur | 1
+    return cv2.GaussianBlur(gray, (k, k), 0).astype(np.float32)
+
+
+def changed_pixels(a: np.ndarray, b: np.ndarray, threshold: float,
+                   mask: np.ndarray | None = None) -> np.ndarray:
+    """uint8 mask of the pixels of two motion pictures that differ by more than `threshold`,
+    after removing a global light change (within `mask` where one is given)."""
+    diff = a - b
+    sample = diff[::4, ::4] if mask is None else diff[mask > 0][::7]
+    if sample.size:
+        diff -= float(np.median(sample))
+    changed: np.ndarray = (np.abs(diff) > threshold).astype(np.uint8)
+    if mask is not None:
+        changed &= mask > 0
+    return changed
+
+
 @dataclass(frozen=True)
 class SettleEvent:
     """`kind` happened at `time`; `changed`: share of the watched area that differs from the
@@ -129,20 +151,10 @@ class SettleDetector:
     # ---- helpers ----------------------------------------------------------------------
 
     def _prepare(self, frame: np.ndarray) -> np.ndarray:
-        gray = frame if frame.ndim == 2 else cv2.cvtColor(frame, cv2.COLOR_BGR2GRAY)
-        k = self.config.blur | 1
-        return cv2.GaussianBlur(gray, (k, k), 0).astype(np.float32)
+        return motion_picture(frame, self.config.blur)
 
     def _changed(self, a: np.ndarray, b: np.ndarray) -> np.ndarray:
-        """uint8 mask of pixels that differ, after removing a global light change."""
-        diff = a - b
-        sample = diff[::4, ::4] if self.mask is None else diff[self.mask > 0][::7]
-        if sample.size:
-            diff -= float(np.median(sample))
-        changed: np.ndarray = (np.abs(diff) > self.config.pixel_threshold).astype(np.uint8)
-        if self.mask is not None:
-            changed &= self.mask > 0
-        return changed
+        return changed_pixels(a, b, self.config.pixel_threshold, self.mask)
 
     def _regions(self, changed: np.ndarray) -> tuple[int, int, tuple[int, int, int, int] | None]:
         """(changed pixels, largest blob, bounding box) after removing specks."""

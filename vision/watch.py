@@ -38,7 +38,17 @@ from vision.reading import (
     die_problem,
     teach_again,
 )
-from vision.settle import MOVING, NUDGED, QUIET, SETTLED, SettleDetector, SettleEvent
+from vision.settle import (
+    MOVING,
+    NUDGED,
+    QUIET,
+    SETTLED,
+    SettleConfig,
+    SettleDetector,
+    SettleEvent,
+    changed_pixels,
+    motion_picture,
+)
 
 log = logging.getLogger(__name__)
 
@@ -47,6 +57,15 @@ EXPECTED_DICE = 5
 #: A die within this share of its size of where a die of the same value lay has not moved.
 UNMOVED = 0.3
 PREVIEW_WIDTH = 960
+#: A settled throw is read from the mean of this many full frames: each has its own sensor
+#: noise, and four have half of one's. Noisy, dim pictures are where the reader errs most:
+#: the synthetic test scenes, each rendered with four noise draws, read 94.34 → 94.71 %
+#: of the pip dice right (within 0–30° 96.71 → 97.33 %) and 94.17 → 94.78 % of the animal
+#: dice, with a sixth fewer extra finds and a tenth fewer dice asked; two frames gain about
+#: three quarters of that (models/README.md, "A settled throw read from four frames"). A
+#: camera whose captures do not differ by noise (a replay, the demo table) says
+#: `still_frames = 1`.
+STILL_FRAMES = 4
 
 
 @dataclass(frozen=True)
@@ -67,6 +86,41 @@ class ObservedThrow:
     frame_jpeg: bytes
     update: bool
     problems: list[str]
+
+
+# ---- the settled picture --------------------------------------------------------------------
+
+def still_frame(capture: Callable[[], np.ndarray], frames: int = STILL_FRAMES,
+                settle: SettleConfig | None = None) -> np.ndarray:
+    """The mean of `frames` captures of the settled table (less sensor noise than one), or
+    the first capture alone where a later one differs from it as the settle detector sees
+    motion (`settle`: its pixel threshold and share): something moved meanwhile."""
+    first = capture()
+    if frames <= 1:
+        return first
+    settle = settle or SettleConfig()
+    still = _quarter_motion_picture(first, settle.blur)
+    total = first.astype(np.float32)
+    for _ in range(frames - 1):
+        frame = capture()
+        if frame.shape != first.shape:
+            return first
+        changed = changed_pixels(_quarter_motion_picture(frame, settle.blur), still,
+                                 settle.pixel_threshold)
+        if np.count_nonzero(changed) > settle.motion_share * changed.size:
+            return first
+        total += frame
+    total *= 1.0 / frames
+    total += 0.5
+    return total.astype(np.uint8)
+
+
+def _quarter_motion_picture(frame: np.ndarray, blur: int) -> np.ndarray:
+    """A full frame at a quarter of its size (about the lores stream's, where the settle
+    detector looks for motion), as a motion picture."""
+    h, w = frame.shape[:2]
+    small = cv2.resize(frame, (max(1, w // 4), max(1, h // 4)), interpolation=cv2.INTER_AREA)
+    return motion_picture(small, blur)
 
 
 # ---- geometry -------------------------------------------------------------------------------
@@ -450,7 +504,8 @@ class TableWatcher:
         if event.kind in (SETTLED, NUDGED):
             try:
                 with self._camera_lock:
-                    frame = self.camera.capture()
+                    frame = still_frame(self.camera.capture,
+                                        getattr(self.camera, "still_frames", STILL_FRAMES))
             except Exception as exc:
                 raise _CameraFailed(_line(exc)) from None
             self._read(frame, update=event.kind == NUDGED)

@@ -17,12 +17,14 @@ import pytest
 from hardware.camera import CameraError, DemoSource, DemoStep, ReplaySource
 from vision.reading import DieReading, Reading, SceneLabel, counted, load_labels
 from vision.watch import (
+    STILL_FRAMES,
     CameraUnavailable,
     ObservedThrow,
     TableWatcher,
     assign_indices,
     follow,
     problems_of,
+    still_frame,
 )
 from web.config import CameraConfig, TableConfig
 
@@ -280,6 +282,130 @@ def test_the_real_reader_reads_a_demo_throw() -> None:
         map(str, camera.throws[0].values)), strict=False)) >= 4
 
 
+# ---- the settled picture ----------------------------------------------------------------------
+
+def table_picture() -> np.ndarray:
+    """A grey table with a white die (black pips) on it."""
+    frame = np.full((240, 320, 3), 90, np.uint8)
+    frame[100:150, 140:190] = 235
+    for x, y in ((150, 110), (165, 125), (180, 140)):
+        frame[y - 3:y + 4, x - 3:x + 4] = 20
+    return frame
+
+
+class Captures:
+    """`frames` in turn, one per capture, each with fresh sensor noise (`sigma` grey levels);
+    `change(i, frame)` alters the i-th before its noise."""
+
+    def __init__(self, base: np.ndarray, sigma: float = 10.0,
+                 change: Callable[[int, np.ndarray], np.ndarray] | None = None) -> None:
+        self.base, self.sigma, self.change = base, sigma, change
+        self.rng = np.random.default_rng(5)
+        self.taken: list[np.ndarray] = []
+
+    def __call__(self) -> np.ndarray:
+        frame = self.base.astype(np.float32)
+        if self.change is not None:
+            frame = self.change(len(self.taken), frame)
+        frame += self.rng.normal(0, self.sigma, frame.shape)
+        self.taken.append(np.clip(np.rint(frame), 0, 255).astype(np.uint8))
+        return self.taken[-1]
+
+
+def test_a_settled_throw_is_read_from_the_mean_of_its_frames() -> None:
+    base = table_picture()
+    captures = Captures(base)
+    frame = still_frame(captures, 4)
+    assert len(captures.taken) == 4 and frame.dtype == np.uint8
+    mean = np.mean(np.stack(captures.taken).astype(np.float32), axis=0)
+    assert np.abs(frame.astype(np.float32) - mean).max() <= 0.5
+    # four frames: about half the sensor noise of one
+    noise = float(np.std(frame.astype(np.float32) - base))
+    assert noise < 0.6 * float(np.std(captures.taken[0].astype(np.float32) - base))
+    # a light change over the whole picture (exposure settling) is no motion
+    brighter = Captures(base, change=lambda i, f: f + 6 * i)
+    assert not np.array_equal(still_frame(brighter, 4), brighter.taken[0])
+    assert len(brighter.taken) == 4
+    # one frame asked for: one capture, as it came
+    one = Captures(base)
+    assert still_frame(one, 1) is one.taken[0] and len(one.taken) == 1
+
+
+def test_frames_that_differ_by_more_than_noise_are_not_mixed() -> None:
+    def die_moved(i: int, frame: np.ndarray) -> np.ndarray:
+        if i >= 1:  # a die tipped over after the first frame
+            frame[100:150, 140:190] = 90
+            frame[100:150, 200:250] = 235
+        return frame
+
+    captures = Captures(table_picture(), change=die_moved)
+    frame = still_frame(captures, 4)
+    assert frame is captures.taken[0] and len(captures.taken) == 2
+    other_size = iter([table_picture(), np.zeros((120, 160, 3), np.uint8)])
+    first = still_frame(lambda: next(other_size), 4)
+    assert first.shape == (240, 320, 3)
+
+
+class LiveDemo:
+    """The demo table (one long throw) behind a camera of another kind: it has no
+    `still_frames` of its own, as a live camera has not."""
+
+    name = "live demo"
+
+    def __init__(self, seed: int, seconds: float) -> None:
+        self.inner = DemoSource(SMALL, seed=seed, realtime=False,
+                                script=[DemoStep("throw", seconds=seconds)])
+        self.config = self.inner.config
+
+    def start(self) -> None:
+        self.inner.start()
+
+    def stop(self) -> None:
+        self.inner.stop()
+
+    def clock(self) -> float:
+        return self.inner.clock()
+
+    def lores(self) -> np.ndarray:
+        return self.inner.lores()
+
+    def capture(self) -> np.ndarray:
+        return self.inner.capture()
+
+
+class NoisyDemo(LiveDemo):
+    """Every capture with its own sensor noise, as a live camera's frames come."""
+
+    def __init__(self) -> None:
+        super().__init__(seed=4, seconds=30.0)
+        self.noise = Captures(np.zeros((1, 1, 3), np.uint8))
+
+    def capture(self) -> np.ndarray:
+        self.noise.base = self.inner.capture()
+        return self.noise()
+
+
+def test_the_watcher_reads_a_live_cameras_settled_throw_from_several_frames() -> None:
+    camera = NoisyDemo()
+    frames: list[np.ndarray] = []
+
+    class Keeping(LabelReader):
+        def read(self, frame_bgr: np.ndarray) -> Reading:
+            frames.append(frame_bgr)
+            return super().read(frame_bgr)
+
+    rec = Recorder()
+    watcher = TableWatcher(camera, Keeping(lambda: camera.inner.last_label), TableConfig(),
+                           rec.on_throw, fps=None)
+    run_until(watcher, lambda: camera.clock() >= 5.0)
+    assert len(rec.new) == 1 and len(frames) == 1
+    assert len(camera.noise.taken) == STILL_FRAMES
+    mean = np.mean(np.stack(camera.noise.taken).astype(np.float32), axis=0)
+    assert np.abs(frames[0].astype(np.float32) - mean).max() <= 0.5
+    # a replay's or the demo's captures are one picture: read once, as it is
+    assert ReplaySource.still_frames == DemoSource.still_frames == 1
+
+
 # ---- a camera that fails ----------------------------------------------------------------------
 
 def test_calibration_borrows_the_camera_pauses_throws_and_swaps_the_reader() -> None:
@@ -310,16 +436,14 @@ def test_calibration_borrows_the_camera_pauses_throws_and_swaps_the_reader() -> 
     assert len(rec.throws) == 1 and second.reads == 1 and reader.reads == 0
 
 
-class FlakyCamera:
+class FlakyCamera(LiveDemo):
     """A demo camera that stops delivering after `good` frames, refuses to start `refuse`
     times, then works again."""
 
     name = "flaky"
 
     def __init__(self, good: int = 30, refuse: int = 2) -> None:
-        self.inner = DemoSource(SMALL, seed=1, realtime=False,
-                                script=[DemoStep("throw", seconds=60.0)])
-        self.config = self.inner.config
+        super().__init__(seed=1, seconds=60.0)
         self.good, self.refuse = good, refuse
         self.frames = self.starts = 0
 
@@ -328,22 +452,13 @@ class FlakyCamera:
         if self.frames >= self.good and self.refuse > 0:
             self.refuse -= 1
             raise CameraError("USB camera 0 gives no picture (unplugged?)")
-        self.inner.start()
-
-    def stop(self) -> None:
-        self.inner.stop()
-
-    def clock(self) -> float:
-        return self.inner.clock()
+        super().start()
 
     def lores(self) -> np.ndarray:
         self.frames += 1
         if self.frames == self.good:
             raise CameraError("USB camera 0 gives no picture (unplugged?)")
-        return self.inner.lores()
-
-    def capture(self) -> np.ndarray:
-        return self.inner.capture()
+        return super().lores()
 
 
 def test_a_failing_camera_is_reported_retried_and_recovers() -> None:
