@@ -11,8 +11,8 @@ a stable order so held dice keep their index, and survive a camera that fails.
     watcher.pause_throws(600, "calibrating")     # dice laid out on purpose are no throw
 
 Only the small lores stream is looked at all the time (vision.settle); the full frame is
-captured and read once per throw, and again when a die is nudged afterwards (then the
-throw is updated, not added).
+captured and read once per throw (the mean of a few frames: `still_frame`), and again when
+a die is nudged afterwards (then the throw is updated, not added).
 """
 
 from __future__ import annotations

@@ -294,8 +294,8 @@ def table_picture() -> np.ndarray:
 
 
 class Captures:
-    """`frames` in turn, one per capture, each with fresh sensor noise (`sigma` grey levels);
-    `change(i, frame)` alters the i-th before its noise."""
+    """A camera's captures of `base`, each with fresh sensor noise (`sigma` grey levels);
+    `change(i, frame)` alters the i-th capture before its noise."""
 
     def __init__(self, base: np.ndarray, sigma: float = 10.0,
                  change: Callable[[int, np.ndarray], np.ndarray] | None = None) -> None:
@@ -341,9 +341,10 @@ def test_frames_that_differ_by_more_than_noise_are_not_mixed() -> None:
     captures = Captures(table_picture(), change=die_moved)
     frame = still_frame(captures, 4)
     assert frame is captures.taken[0] and len(captures.taken) == 2
-    other_size = iter([table_picture(), np.zeros((120, 160, 3), np.uint8)])
-    first = still_frame(lambda: next(other_size), 4)
-    assert first.shape == (240, 320, 3)
+    # the camera changed its size meanwhile (reconfigured): the first frame alone
+    sizes = [table_picture(), np.zeros((120, 160, 3), np.uint8)]
+    taken = iter(sizes)
+    assert still_frame(lambda: next(taken), 4) is sizes[0]
 
 
 class LiveDemo:
