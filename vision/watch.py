@@ -503,9 +503,11 @@ class TableWatcher:
             return
         if event.kind in (SETTLED, NUDGED):
             try:
+                detector = self.detector  # its thresholds tell motion from noise
                 with self._camera_lock:
                     frame = still_frame(self.camera.capture,
-                                        getattr(self.camera, "still_frames", STILL_FRAMES))
+                                        getattr(self.camera, "still_frames", STILL_FRAMES),
+                                        None if detector is None else detector.config)
             except Exception as exc:
                 raise _CameraFailed(_line(exc)) from None
             self._read(frame, update=event.kind == NUDGED)
