@@ -41,15 +41,21 @@ def conv_bn(cin: int, cout: int, stride: int = 1, k: int = 3) -> nn.Sequential:
 
 class DiceDetector(nn.Module):
     """A small feature pyramid down to 1/32 and back up to the stride-4 output grid; the
-    stride-4 layers are kept thin because they dominate the cost."""
+    stride-4 layers are kept thin because they dominate the cost. The coarse stages are
+    deeper (one convolution more at 1/8, two more at 1/16 and 1/32, where they cost
+    little): they see more around a die — its neighbours, the way the view runs — and put
+    fewer finds on side faces and where no die is (models/README.md, "A deeper detector on
+    twice the scenes")."""
 
     def __init__(self) -> None:
         super().__init__()
         self.stem = conv_bn(3, 16, 2)  # /2
         self.s4 = nn.Sequential(conv_bn(16, 24, 2), conv_bn(24, 24))  # /4
-        self.s8 = nn.Sequential(conv_bn(24, 40, 2), conv_bn(40, 40))  # /8
-        self.s16 = nn.Sequential(conv_bn(40, 64, 2), conv_bn(64, 64))  # /16
-        self.s32 = nn.Sequential(conv_bn(64, 96, 2), conv_bn(96, 96))  # /32
+        self.s8 = nn.Sequential(conv_bn(24, 40, 2), conv_bn(40, 40), conv_bn(40, 40))  # /8
+        self.s16 = nn.Sequential(conv_bn(40, 64, 2), conv_bn(64, 64), conv_bn(64, 64),
+                                 conv_bn(64, 64))  # /16
+        self.s32 = nn.Sequential(conv_bn(64, 96, 2), conv_bn(96, 96), conv_bn(96, 96),
+                                 conv_bn(96, 96))  # /32
         self.lat16 = conv_bn(96 + 64, 48, k=1)
         self.lat8 = conv_bn(48 + 40, 32, k=1)
         self.lat4 = conv_bn(32 + 24, 24, k=1)
