@@ -38,6 +38,8 @@ MORE_SETS = [
     ("synth-train-animals-b", "animals", 1500, 105),
     ("synth-train-mixed-b", "mixed", 1000, 106),
 ]
+#: The steps that train on MORE_SETS too.
+ON_MORE_SETS = ("classifier", "detector", "body")
 
 
 def generator_version() -> str:
@@ -153,11 +155,11 @@ def main() -> int:
         return 0
     folders = [str(generate(*spec)) for spec in TRAIN_SETS]
     more_folders = folders + [str(generate(*spec)) for spec in MORE_SETS
-                              if args.only in (None, "classifier", "detector", "body")]
+                              if args.only is None or args.only in ON_MORE_SETS]
     train = [sys.executable, str(MODELS / "train.py")]
 
     def command(step: str, threads: int) -> list[str]:
-        data = more_folders if step in ("classifier", "detector", "body") else folders
+        data = more_folders if step in ON_MORE_SETS else folders
         common = ["--data", *data, "--real", "Train", "--threads", str(threads)]
         if step == "detector":
             return [*train, "detector", *common, "--out", str(MODELS / "detector.onnx"),
