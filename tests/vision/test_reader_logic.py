@@ -17,6 +17,7 @@ from vision.detector import (
     MAX_FINDS,
     Candidate,
     LargeDice,
+    OnnxDetector,
     Search,
     decode,
     large_dice,
@@ -1281,6 +1282,7 @@ def test_detector_looks_again_at_small_dice(die_px: int, passes: int) -> None:
     (found,) = detector.detect(square_at(1200, 300, die_px))
     shapes = detector.session.shapes  # type: ignore[attr-defined]
     # beside the coarse searches for dice too large (128 and 96 px), which find none here
+    # (one die is fewer than FEW_DICE, but the search is sure of it: no search for more)
     assert shapes[1:3] == [(1, 3, 96, 128), (1, 3, 96, 96)]
     shapes = shapes[:1] + shapes[3:]
     assert len(shapes) == passes
@@ -1295,6 +1297,72 @@ def test_detector_looks_again_at_small_dice(die_px: int, passes: int) -> None:
         assert shapes[1][3] < 0.75 * 1600 * scale  # a part of the frame, not all of it
     assert (found.x, found.y) == (pytest.approx(1200, abs=2), pytest.approx(300, abs=2))
     assert found.size == pytest.approx(die_px, rel=0.1)
+
+
+class FixedFindsSession:
+    """Stands in for onnxruntime on a 1600 × 1200 frame: per input width, finds given in
+    frame pixels as (x, y, size, score)."""
+
+    def __init__(self, finds: dict[int, list[tuple[float, float, float, float]]]) -> None:
+        self.finds = finds
+        self.widths: list[int] = []
+
+    def run(self, _: object, feed: dict[str, np.ndarray]) -> list[np.ndarray]:
+        x = feed["image"]
+        self.widths.append(x.shape[3])
+        gh, gw = x.shape[2] // DETECTOR_STRIDE, x.shape[3] // DETECTOR_STRIDE
+        out = np.zeros((1, 5, gh, gw), np.float32)
+        scale = x.shape[3] / 1600
+        for fx, fy, size, score in self.finds.get(x.shape[3], []):
+            gx, gy = int(fx * scale / DETECTOR_STRIDE), int(fy * scale / DETECTOR_STRIDE)
+            out[0, 0, gy, gx] = score
+            out[0, 1, gy, gx] = fx * scale / DETECTOR_STRIDE - gx
+            out[0, 2, gy, gx] = fy * scale / DETECTOR_STRIDE - gy
+            out[0, 3:5, gy, gx] = np.log(size * scale)
+        return [out]
+
+
+def fixed_finds_detector(finds: dict[int, list[tuple[float, float, float, float]]]
+                         ) -> OnnxDetector:
+    detector = OnnxDetector.__new__(OnnxDetector)
+    detector.session = FixedFindsSession(finds)  # type: ignore[assignment]
+    detector.threshold = 0.3
+    detector.outputs = ["out"]
+    return detector
+
+
+# Dice of 160 frame pixels, 38 at the first search's scale: not small (SMALL_DIE).
+FOUR_DICE = [(300.0, 300.0, 160.0, 0.9), (600.0, 300.0, 160.0, 0.9),
+             (900.0, 300.0, 160.0, 0.9), (1200.0, 300.0, 160.0, 0.9)]
+
+
+def test_fewer_than_five_dice_found_one_unsure_are_searched_for_larger() -> None:
+    # The first search finds four dice, one of them unsure, and scores the fifth under its
+    # threshold; the search of the whole frame at FEW_LONG_SIDE finds it, the four again,
+    # and a find three times their size (a cup at the edge): only the fifth die is added.
+    four = [*FOUR_DICE[:3], (1200.0, 300.0, 160.0, 0.5)]
+    fifth, cup = (750.0, 800.0, 170.0, 0.8), (1300.0, 900.0, 500.0, 0.9)
+    detector = fixed_finds_detector({384: [*four, (750.0, 800.0, 170.0, 0.1)],
+                                     640: [*four, fifth, cup]})
+    found = detector.search(np.zeros((1200, 1600, 3), np.uint8)).found
+    assert detector.session.widths[-1] == 640  # type: ignore[attr-defined]
+    assert sorted((round(c.x), round(c.y)) for c in found) == [
+        (300, 300), (600, 300), (750, 800), (900, 300), (1200, 300)]
+
+
+@pytest.mark.parametrize("first", [FOUR_DICE, [*FOUR_DICE, (750.0, 800.0, 170.0, 0.5)]],
+                         ids=["four sure", "five"])
+def test_five_dice_or_sure_finds_are_not_searched_for_more(
+        first: list[tuple[float, float, float, float]]) -> None:
+    detector = fixed_finds_detector({384: first, 640: [*first, (1300.0, 900.0, 160.0, 0.9)]})
+    assert len(detector.search(np.zeros((1200, 1600, 3), np.uint8)).found) == len(first)
+    assert 640 not in detector.session.widths  # type: ignore[attr-defined]
+
+
+def test_a_frame_with_no_find_is_searched_for_dice_of_any_size() -> None:
+    detector = fixed_finds_detector({640: [(800.0, 600.0, 60.0, 0.7)]})
+    (found,) = detector.search(np.zeros((1200, 1600, 3), np.uint8)).found
+    assert (round(found.x), round(found.y), round(found.size)) == (800, 600, 60)
 
 
 class LargeDieSession:
