@@ -19,6 +19,7 @@ from vision.preprocess import (
     detector_image,
     detector_tensor,
 )
+from vision.reading import DICE_IN_A_THROW
 
 
 @dataclass(frozen=True)
@@ -101,23 +102,23 @@ REFOUND_NEAR = 0.5
 #: ... at least this share of its size (two touching dice found as one are found again as
 #: two, each about half its size: both lose the first find, for the reader to weigh).
 REFOUND_SIZE = 0.6
-#: A throw holds five dice (Kniffel and Kniffel Kids alike). Where a frame's searches find
-#: fewer and are unsure of one of their finds (it scores under FEW_SURE; or they found
-#: none), the picture is a hard one, and the whole frame is searched once more at
-#: FEW_LONG_SIDE: its finds that are new and of the size of the others (within FEW_SIZE of
-#: their median; any size where there were none) are added
-#: (`OnnxDetector._search_for_more`). The first search had scored such dice low: small
-#: dice on printed cloths, dark and noisy pictures, large dice seen close. On the
-#: validation scenes 800001–4 and the test sets (14 618 readable dice), 17 more dice were
-#: read right, for 43 more finds that are no die; 449 of the 3600 frames were searched
-#: again. Searching every frame with fewer than five finds read 25 more dice right, but
-#: that is most frames of the real photos (56 of 86, each with 3 dice on average), at
-#: 19 ms more each on the development machine, where the first search takes 6; with
-#: FEW_SURE 11 of them. Searched at 512 it found fewer dice, at 768 or 1024 about as many
-#: with more finds that are no die; searching every frame found 13 more dice (none in the
-#: validation scenes) for five times the finds that are no die; without FEW_SIZE there
-#: were twice as many such finds (models/README.md, "Fewer than five dice found").
-FEW_DICE = 5
+#: Where a frame's searches find fewer dice than expected (`search`: a throw's five,
+#: vision.reading.DICE_IN_A_THROW, unless the reader is told otherwise) and are unsure of
+#: one of their finds (it scores under FEW_SURE; or they found none), the picture is a
+#: hard one, and the whole frame is searched once more at FEW_LONG_SIDE: its finds that
+#: are new and of the size of the others (within FEW_SIZE of their median; any size where
+#: there were none) are added (`OnnxDetector._search_for_more`). The first search had
+#: scored such dice low: small dice on printed cloths, dark and noisy pictures, large dice
+#: seen close. On the validation scenes 800001–4 and the test sets (14 618 readable dice,
+#: five expected), 17 more dice were read right, for 43 more finds that are no die; 449 of
+#: the 3600 frames were searched again. Searching every frame with fewer than five finds
+#: read 25 more dice right, but that is most frames of the real photos (56 of 86, each
+#: with 3 dice on average), at 19 ms more each on the development machine, where the first
+#: search takes 6; with FEW_SURE 11 of them. Searched at 512 it found fewer dice, at 768 or
+#: 1024 about as many with more finds that are no die; searching every frame found 13 more
+#: dice (none in the validation scenes) for five times the finds that are no die; without
+#: FEW_SIZE there were twice as many such finds (models/README.md, "Fewer than five dice
+#: found").
 FEW_SURE = 0.6
 FEW_LONG_SIDE = 640
 FEW_SIZE = 2.0
@@ -165,8 +166,8 @@ class OnnxDetector:
     at a scale that makes them about TARGET_LARGE_DIE pixels: the reader weighs those finds
     against the first, which the detector takes for pieces where they are weak and that
     search finds a large die as surely as LARGE_SCORE (`search`). Where all this finds
-    fewer than the five dice of a throw and is unsure of one of them, the whole frame is
-    searched once more, larger (FEW_DICE).
+    fewer dice than expected and is unsure of one of them, the whole frame is searched once
+    more, larger (FEW_SURE).
     """
 
     def __init__(self, path: Path = DETECTOR_PATH, threshold: float = 0.3,
@@ -183,13 +184,13 @@ class OnnxDetector:
         search = self.search(frame_bgr)
         return search.large if search.in_pieces and search.large else search.found
 
-    def search(self, frame_bgr: np.ndarray) -> Search:
+    def search(self, frame_bgr: np.ndarray, expected: int = DICE_IN_A_THROW) -> Search:
         """The finds; and where the coarse search sees large dice holding pieces of them,
         the finds of a search at the scale of those dice to weigh them against. Where
-        fewer than FEW_DICE are found, one of them unsure (FEW_SURE), the finds of a search
-        for more are added."""
+        fewer than the `expected` dice are found, one of them unsure (FEW_SURE), the finds
+        of a search for more are added."""
         search = self._searched(frame_bgr)
-        if (len(search.found) >= FEW_DICE or (search.in_pieces and search.large)
+        if (len(search.found) >= expected or (search.in_pieces and search.large)
                 or (search.found and min(c.score for c in search.found) >= FEW_SURE)):
             return search
         return replace(search, found=search.found + self._search_for_more(frame_bgr,

@@ -27,6 +27,7 @@ from vision.embedder import Embedder, OnnxEmbedder
 from vision.preprocess import crop_die, upright_angle
 from vision.reading import (
     ANIMALS,
+    DICE_IN_A_THROW,
     PIP_VALUES,
     TEACH_AGAIN,
     TRUST_CONFIDENCE,
@@ -428,10 +429,12 @@ class Reader:
         not find again (`Search.lost`), and where the classifier weighs, such a find stands
         in place of the smaller finds inside it that it reads surer than
         (`with_large_dice`). Where it weighs, a find it takes for no die may be read again
-        larger and stand as the die it lies on (`_grown`)."""
+        larger and stand as the die it lies on (`_grown`). The detector searches for the
+        dice this reader expects (`expected`; a throw's five where it is not told)."""
         search_of = getattr(self.detector, "search", None)
-        search = search_of(frame_bgr) if search_of is not None else \
-            Search(self.detector.detect(frame_bgr))
+        expected = DICE_IN_A_THROW if self.expected is None else self.expected
+        search = (search_of(frame_bgr, expected) if search_of is not None
+                  else Search(self.detector.detect(frame_bgr)))
         taught = not isinstance(self.dice_set, str)
         can_weigh = weigh and not taught
         chosen = self._weighed(frame_bgr, search, can_weigh)

@@ -20,6 +20,10 @@ from vision.preprocess import edge_width
 PIP_VALUES: tuple[int, ...] = (1, 2, 3, 4, 5, 6)
 ANIMALS: tuple[str, ...] = ("duck", "lion", "mouse", "cat", "dog", "elephant")
 
+#: A throw holds five dice, in Kniffel and Kniffel Kids alike: as many as a reader expects
+#: where it is not told otherwise.
+DICE_IN_A_THROW = 5
+
 #: Why a die cannot be trusted. None means it can.
 FLAGS: tuple[str, ...] = ("tilted", "stacked", "cut", "unreadable")
 

@@ -30,6 +30,7 @@ import cv2
 import numpy as np
 
 from vision.reading import (
+    DICE_IN_A_THROW,
     DiceReader,
     DieReading,
     DieValue,
@@ -53,7 +54,6 @@ from vision.settle import (
 log = logging.getLogger(__name__)
 
 Point = tuple[float, float]
-EXPECTED_DICE = 5
 #: A die within this share of its size of where a die of the same value lay has not moved.
 UNMOVED = 0.3
 PREVIEW_WIDTH = 960
@@ -157,7 +157,7 @@ def unmoved(die: DieReading, before: DieReading, tolerance: float = UNMOVED) -> 
 
 
 def assign_indices(previous: Sequence[DieReading | None] | None, dice: Sequence[DieReading],
-                   keep_area: Sequence[Point] = (), expected: int = EXPECTED_DICE,
+                   keep_area: Sequence[Point] = (), expected: int = DICE_IN_A_THROW,
                    tolerance: float = UNMOVED) -> tuple[list[DieReading | None], list[int]]:
     """Put the dice of a new throw in slots: (slots, held indices).
 
@@ -202,7 +202,7 @@ def assign_indices(previous: Sequence[DieReading | None] | None, dice: Sequence[
 
 
 def follow(current: Sequence[DieReading | None], dice: Sequence[DieReading],
-           expected: int = EXPECTED_DICE) -> list[DieReading | None]:
+           expected: int = DICE_IN_A_THROW) -> list[DieReading | None]:
     """The dice of a re-read in the slots of the throw they update: each takes the slot of
     the nearest die it can be (within its size); others fill free slots."""
     slots: list[DieReading | None] = [None] * max(expected, len(dice), len(current))
@@ -222,7 +222,7 @@ def follow(current: Sequence[DieReading | None], dice: Sequence[DieReading],
     return slots + rest
 
 
-def problems_of(slots: Sequence[DieReading | None], expected: int = EXPECTED_DICE) -> list[str]:
+def problems_of(slots: Sequence[DieReading | None], expected: int = DICE_IN_A_THROW) -> list[str]:
     """Why a throw needs a person: the wrong number of dice, flagged or unreadable dice."""
     seen = sum(1 for d in slots if d is not None)
     out = [] if seen == expected else [count_problem(seen, expected)]
@@ -258,7 +258,7 @@ class TableWatcher:
     def __init__(self, camera: Any, reader: DiceReader, table: Any,
                  on_throw: Callable[[ObservedThrow], None],
                  on_status: Callable[[str, str], None] | None = None,
-                 on_alive: Callable[[], None] | None = None, *, expected: int = EXPECTED_DICE,
+                 on_alive: Callable[[], None] | None = None, *, expected: int = DICE_IN_A_THROW,
                  fps: float | None = 12.0, retry: tuple[float, float] = (0.5, 10.0),
                  sleep: Callable[[float], None] | None = None) -> None:
         self.camera = camera

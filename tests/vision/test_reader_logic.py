@@ -166,7 +166,7 @@ class WithLarge(FixedDetector):
         self.large = large
         self.in_pieces = in_pieces
 
-    def search(self, frame_bgr: np.ndarray) -> Search:
+    def search(self, frame_bgr: np.ndarray, expected: int = 5) -> Search:
         return Search(self.candidates, self.large, self.in_pieces)
 
 
@@ -1282,7 +1282,7 @@ def test_detector_looks_again_at_small_dice(die_px: int, passes: int) -> None:
     (found,) = detector.detect(square_at(1200, 300, die_px))
     shapes = detector.session.shapes  # type: ignore[attr-defined]
     # beside the coarse searches for dice too large (128 and 96 px), which find none here
-    # (one die is fewer than FEW_DICE, but the search is sure of it: no search for more)
+    # (one die is fewer than expected, but the search is sure of it: no search for more)
     assert shapes[1:3] == [(1, 3, 96, 128), (1, 3, 96, 96)]
     shapes = shapes[:1] + shapes[3:]
     assert len(shapes) == passes
@@ -1357,6 +1357,36 @@ def test_five_dice_or_sure_finds_are_not_searched_for_more(
     detector = fixed_finds_detector({384: first, 640: [*first, (1300.0, 900.0, 160.0, 0.9)]})
     assert len(detector.search(np.zeros((1200, 1600, 3), np.uint8)).found) == len(first)
     assert 640 not in detector.session.widths  # type: ignore[attr-defined]
+
+
+@pytest.mark.parametrize(("expected", "searched"), [(3, False), (4, True)])
+def test_the_search_for_more_looks_for_the_dice_expected(expected: int, searched: bool
+                                                         ) -> None:
+    three = [*FOUR_DICE[:2], (1200.0, 300.0, 160.0, 0.5)]  # one of them unsure
+    detector = fixed_finds_detector({384: three, 640: [*three, FOUR_DICE[2]]})
+    found = detector.search(np.zeros((1200, 1600, 3), np.uint8), expected).found
+    assert (640 in detector.session.widths) is searched  # type: ignore[attr-defined]
+    assert len(found) == (4 if searched else 3)
+
+
+class ExpectingDetector(FixedDetector):
+    """Says how many dice the reader told its search to expect."""
+
+    def __init__(self) -> None:
+        super().__init__([])
+        self.expected: list[int] = []
+
+    def search(self, frame_bgr: np.ndarray, expected: int = 0) -> Search:
+        self.expected.append(expected)
+        return Search([])
+
+
+@pytest.mark.parametrize(("told", "searched_for"), [(None, 5), (3, 3)])
+def test_the_reader_tells_its_search_the_dice_it_expects(told: int | None, searched_for: int
+                                                         ) -> None:
+    detector = ExpectingDetector()
+    Reader(detector, ShadeReader(), expected=told).read(np.zeros((600, 800, 3), np.uint8))
+    assert detector.expected == [searched_for]
 
 
 def test_a_frame_with_no_find_is_searched_for_dice_of_any_size() -> None:
@@ -1474,7 +1504,7 @@ class Searching(FixedDetector):
         super().__init__(search.found)
         self.said = search
 
-    def search(self, frame_bgr: np.ndarray) -> Search:
+    def search(self, frame_bgr: np.ndarray, expected: int = 5) -> Search:
         return self.said
 
 
