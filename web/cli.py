@@ -170,7 +170,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--json", action="store_true", help="print one JSON list for all images")
     p.add_argument("--annotate", type=Path, metavar="DIR",
                    help="write a copy of each image with the dice drawn in")
-    p.add_argument("--expect", type=int, default=5, help="dice expected per image (5)")
+    p.add_argument("--expect", type=int, default=5,
+                   help="dice expected per image (5): another count is warned of, and where "
+                        "fewer are found, unsurely, the image is searched again")
     p.add_argument("--turn", type=int, default=0, choices=TURN_DEGREES, metavar="DEG",
                    help="degrees clockwise that turn the photos upright, the side nearest "
                         "the camera at the bottom (0, 90, 180, 270; default 0)")
