@@ -1262,6 +1262,15 @@ class FakeSession:
         return [out]
 
 
+def detector_on(session: object) -> OnnxDetector:
+    """The ONNX detector's logic (threshold 0.3, no body head) on a stand-in `session`."""
+    detector = OnnxDetector.__new__(OnnxDetector)
+    detector.session = session  # type: ignore[assignment]
+    detector.threshold = 0.3
+    detector.outputs = ["out"]
+    return detector
+
+
 def square_at(x: int, y: int, size: int) -> np.ndarray:
     frame = np.zeros((1200, 1600, 3), np.uint8)
     frame[y - size // 2:y + size // 2, x - size // 2:x + size // 2] = 255
@@ -1273,12 +1282,9 @@ def square_at(x: int, y: int, size: int) -> np.ndarray:
 # there until they were looked at again) and one of 30 px at 7.
 @pytest.mark.parametrize(("die_px", "passes"), [(160, 1), (80, 2), (30, 2)])
 def test_detector_looks_again_at_small_dice(die_px: int, passes: int) -> None:
-    from vision.detector import AROUND, MAX_LONG_SIDE, TARGET_DIE, OnnxDetector
+    from vision.detector import AROUND, MAX_LONG_SIDE, TARGET_DIE
 
-    detector = OnnxDetector.__new__(OnnxDetector)
-    detector.session = FakeSession()  # type: ignore[assignment]
-    detector.threshold = 0.3
-    detector.outputs = ["out"]
+    detector = detector_on(FakeSession())
     (found,) = detector.detect(square_at(1200, 300, die_px))
     shapes = detector.session.shapes  # type: ignore[attr-defined]
     # beside the coarse searches for dice too large (128 and 96 px), which find none here
@@ -1324,11 +1330,7 @@ class FixedFindsSession:
 
 def fixed_finds_detector(finds: dict[int, list[tuple[float, float, float, float]]]
                          ) -> OnnxDetector:
-    detector = OnnxDetector.__new__(OnnxDetector)
-    detector.session = FixedFindsSession(finds)  # type: ignore[assignment]
-    detector.threshold = 0.3
-    detector.outputs = ["out"]
-    return detector
+    return detector_on(FixedFindsSession(finds))
 
 
 # Dice of 160 frame pixels, 38 at the first search's scale: not small (SMALL_DIE).
@@ -1395,35 +1397,16 @@ def test_a_frame_with_no_find_is_searched_for_dice_of_any_size() -> None:
     assert (round(found.x), round(found.y), round(found.size)) == (800, 600, 60)
 
 
-class LargeDieSession:
-    """Stands in for onnxruntime on a 1600 × 1200 frame: the first search (384 px wide)
-    finds a die of 100 frame pixels, the coarse search (128 wide) one large die of 700
-    around it — a tray seen from far, or a die photographed close — and the search at the
-    large die's scale (96 wide) finds it with the score `confirm`."""
-
-    def __init__(self, confirm: float) -> None:
-        self.finds = {384: (100.0, 0.6), 128: (700.0, 0.8), 96: (700.0, confirm)}
-
-    def run(self, _: object, feed: dict[str, np.ndarray]) -> list[np.ndarray]:
-        x = feed["image"]
-        gh, gw = x.shape[2] // DETECTOR_STRIDE, x.shape[3] // DETECTOR_STRIDE
-        out = np.zeros((1, 5, gh, gw), np.float32)
-        size, score = self.finds.get(x.shape[3], (0.0, 0.0))
-        if score:
-            out[0, 0, gh // 2, gw // 2] = score
-            out[0, 3:5, gh // 2, gw // 2] = np.log(size * x.shape[3] / 1600)
-        return [out]
-
-
 @pytest.mark.parametrize(("confirm", "large_stand"), [(0.8, True), (0.4, False)])
 def test_large_dice_stand_alone_only_where_their_own_scale_finds_them_surely(
         confirm: float, large_stand: bool) -> None:
-    from vision.detector import OnnxDetector
-
-    detector = OnnxDetector.__new__(OnnxDetector)
-    detector.session = LargeDieSession(confirm)  # type: ignore[assignment]
-    detector.threshold = 0.3
-    detector.outputs = ["out"]
+    # On a 1600 × 1200 frame the first search (384 px wide) finds a die of 100 frame pixels,
+    # the coarse search (128 wide) one large die of 700 around it — a tray seen from far,
+    # or a die photographed close — and the search at the large die's scale (96 wide)
+    # finds it with the score `confirm`.
+    detector = fixed_finds_detector({384: [(800.0, 600.0, 100.0, 0.6)],
+                                     128: [(800.0, 600.0, 700.0, 0.8)],
+                                     96: [(800.0, 600.0, 700.0, confirm)]})
     frame = np.zeros((1200, 1600, 3), np.uint8)
     search = detector.search(frame)
     # the reader weighs both (Reader.finds); the detector alone takes the first find for a
@@ -1463,17 +1446,12 @@ def test_a_large_die_among_small_finds_is_not_lost_by_the_larger_search() -> Non
     (SMALL_DIE), at which a die among them comes out too large to be found (models/README,
     "A die lost by the larger search"): the detector says so (`Search.lost`) and the
     reader keeps the die where the classifier is sure of it."""
-    from vision.detector import OnnxDetector
-
     frame = np.zeros((1200, 1600, 3), np.uint8)
     dots = [(200 + 150 * i, 200 + 120 * j) for i in range(4) for j in range(3)]
     for x, y in dots:
         frame[y - 12:y + 12, x - 12:x + 12] = 255
     frame[700:1000, 1000:1300] = 255  # the die: 72 px at the first search, 192 at 1024
-    detector = OnnxDetector.__new__(OnnxDetector)
-    detector.session = SmallSightSession()  # type: ignore[assignment]
-    detector.threshold = 0.3
-    detector.outputs = ["out"]
+    detector = detector_on(SmallSightSession())
     search = detector.search(frame)
     assert len(search.found) == len(dots) and all(
         any(np.hypot(c.x - x, c.y - y) < 3 for c in search.found) for x, y in dots)
