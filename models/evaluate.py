@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
+import itertools
 import sys
 import zlib
 from collections.abc import Callable, Iterable, Iterator, Sequence
@@ -22,7 +23,7 @@ from build import DATA, generate  # noqa: E402
 
 from vision.baseline import BlobBaselineReader  # noqa: E402
 from vision.datasets import load_real, one_photo_per_value, real_root  # noqa: E402
-from vision.evaluation import EvalResult, evaluate_by, format_table  # noqa: E402
+from vision.evaluation import EvalResult, by_legibility, evaluate_by, format_table  # noqa: E402
 from vision.reader import Reader  # noqa: E402
 from vision.reading import SceneLabel, load_labels  # noqa: E402
 from vision.synth.dataset import scene_for_index  # noqa: E402
@@ -43,6 +44,50 @@ TEST_SETS = [
 #: (a camera propped up beside the table), where dice show their sides as large as their
 #: tops. `make eval` reports the sets whole and split at the issue's limit.
 ISSUE_TILT_DEG = 30
+
+
+#: Bands of the renderer's legibility d' (`DieLabel.legibility`; a die under 30 is labelled
+#: unreadable) for the table of the synthetic dice by how plainly the photo shows them.
+LEGIBILITY_EDGES = (30.0, 45.0, 60.0, 80.0, 100.0, 150.0, 250.0)
+
+#: From which legibility a person named most of the synthetic dice by eye from the photo:
+#: a blind test of 160 dice of the test sets within 0–30° (2026-11-30, models/README "Faces a
+#: person can name"). Pips from about 45 (two in three or more; under 45 three in ten);
+#: animal art only from about 150 (three in four; at 100–150 one in three, below one in ten).
+NAMED_BY_EYE_FROM = {"pips": 45.0, "animals": 150.0}
+
+
+def legibility_table(results: dict[str, EvalResult]) -> str:
+    """Per-die accuracy of the synthetic sets' readable dice by their legibility, and over
+    the dice a person could mostly name (`NAMED_BY_EYE_FROM`). `results` by set name."""
+    edges = LEGIBILITY_EDGES
+    bands = [f"{lo:g}–{hi:g}" for lo, hi in itertools.pairwise(edges)]
+    bands.append(f"{edges[-1]:g} and more")
+    cols = {name: by_legibility(r, edges) for name, r in results.items()}
+
+    def cell(right: int, dice: int) -> str:
+        return f"{right}/{dice} ({right / dice:.2%})" if dice else "-"
+
+    rows = [[band, *(cell(*cols[n][k]) for n in cols)] for k, band in enumerate(bands)]
+    named = ["a person names most"]
+    for name, counts in cols.items():
+        kind = next(k for k in NAMED_BY_EYE_FROM if k in name)
+        start = edges.index(NAMED_BY_EYE_FROM[kind])
+        named.append(cell(sum(c[0] for c in counts[start:]), sum(c[1] for c in counts[start:])))
+    rows.append(named)
+    head = ["legibility d'", *cols]
+    widths = [max(len(r[k]) for r in [head, *rows]) for k in range(len(head))]
+
+    def line(cells: list[str]) -> str:
+        return f"{cells[0]:<{widths[0]}}" + "".join(
+            f"  {c:>{w}}" for c, w in zip(cells[1:], widths[1:], strict=True))
+
+    lines = [line(head), "-" * (sum(widths) + 2 * (len(widths) - 1))]
+    lines += [line(r) for r in rows]
+    lines.append("a person names most = " + ", ".join(
+        f"{kind} from d' {v:g}" for kind, v in NAMED_BY_EYE_FROM.items())
+        + " (by eye, from the photo)")
+    return "\n".join(lines)
 
 
 def synthetic(folder: Path) -> list[tuple[Path, object]]:
@@ -473,6 +518,12 @@ def main() -> int:
             for part in sorted(parts):
                 results[f"{reader_name} | {set_name} {part}"] = parts[part]
     print(format_table(results))
+    synth = {name.removeprefix("ours | "): r for name, r in results.items()
+             if name.startswith("ours | Synth") and "turned" not in name
+             and not name.endswith("60°")}
+    print("\nThe synthetic readable dice by how plainly the photo shows the top face "
+          "(the renderer's d'), ours:")
+    print(legibility_table(synth))
     print(f"\nsynthetic test data: {DATA}")
     if "Real Valid" in sets:
         samples, change = changed_photos(sets["Real Valid"])

@@ -11,6 +11,7 @@ import pytest
 
 from vision.evaluation import (
     EvalResult,
+    by_legibility,
     evaluate,
     evaluate_by,
     format_table,
@@ -232,3 +233,32 @@ def test_silent_interval_is_the_wilson_score_interval() -> None:
     assert r.silent_interval == (low, high)
     assert "0.08%–0.67%" in format_table({"ours | set": r})
     assert all(math.isnan(v) for v in wilson_interval(0, 0))
+
+
+def test_dice_are_counted_by_their_legibility_right_wrong_or_missed() -> None:
+    """Each readable die whose label carries its legibility counts in its band: right only
+    when found and read right; flagged dice and dice without a legibility are left out."""
+    def legible(value: int, x: float, d: float | None, flag: str | None = None) -> DieLabel:
+        return DieLabel(value, (x - 10, 10, x + 10, 30), (x, 20), flag, legibility=d)
+
+    label = SceneLabel("l.png", 400, 100, (
+        legible(1, 20, 35.0),                      # read right
+        legible(2, 60, 50.0),                      # read wrong
+        legible(3, 100, 500.0),                    # not found
+        legible(4, 140, 20.0, flag="unreadable"),  # flagged: not readable
+        legible(5, 180, None),                     # no legibility (a real photo's die)
+        legible(6, 220, 12.0),                     # below the first band
+    ))
+    reading = Reading((
+        DieReading(1, 0.99, 20, 20, (10, 10, 30, 30)),
+        DieReading(6, 0.99, 60, 20, (50, 10, 70, 30)),
+        DieReading(5, 0.99, 180, 20, (170, 10, 190, 30)),
+        DieReading(6, 0.99, 220, 20, (210, 10, 230, 30)),
+    ))
+    s = score_image(reading, label)
+    assert s.legible_right == [(35.0, True), (50.0, False), (500.0, False), (12.0, True)]
+    result = EvalResult()
+    result.add(s)
+    result.add(s)
+    assert by_legibility(result, (30.0, 45.0, 100.0)) == [(2, 2), (0, 2), (0, 2)]
+    assert by_legibility(EvalResult(), (30.0,)) == [(0, 0)]

@@ -27,9 +27,10 @@ Per data set (`EvalResult`):
 
 from __future__ import annotations
 
+import bisect
 import math
 import time
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -160,6 +161,8 @@ class ImageScore:
     confidences: list[float] = field(default_factory=list)
     #: (label value, predicted value) of matched dice; predicted None = read as unknown
     pairs: list[tuple[DieValue, DieValue | None]] = field(default_factory=list)
+    #: (legibility, read right) of each readable die whose label carries its legibility
+    legible_right: list[tuple[float, bool]] = field(default_factory=list)
 
     @property
     def missed(self) -> int:
@@ -201,6 +204,9 @@ def score_image(reading: Reading, label: SceneLabel,
         else:
             s.hard_handled += (not wrong) or is_asked(p, threshold)
         _count_ask(s, p, wrong, threshold)
+    right_labels = {j for i, j in pairs if preds[i].value == label.dice[j].value}
+    s.legible_right = [(d.legibility, j in right_labels) for j, d in enumerate(label.dice)
+                       if d.flag is None and d.legibility is not None]
     for i, p in enumerate(preds):
         if i not in matched:
             s.extra += 1
@@ -396,6 +402,20 @@ def evaluate_by(reader: DiceReader,
         for name in dict.fromkeys(("all", group(label))):
             results.setdefault(name, EvalResult(threshold=threshold)).add(score, seconds)
     return results
+
+
+def by_legibility(result: EvalResult, edges: Sequence[float]) -> list[tuple[int, int]]:
+    """(dice read right, readable dice) of `result` in each band of the labels' legibility
+    from one of `edges` to the next, the last band open above; dice whose labels carry no
+    legibility (real photos) are left out."""
+    counts = [[0, 0] for _ in edges]
+    for score in result.per_image:
+        for legibility, right in score.legible_right:
+            band = bisect.bisect_right(edges, legibility) - 1
+            if band >= 0:
+                counts[band][0] += right
+                counts[band][1] += 1
+    return [(right, dice) for right, dice in counts]
 
 
 # ---------------------------------------------------------------------------

@@ -129,7 +129,9 @@ class DiceReader(Protocol):
 #   {"image": "000123.jpg", "width": 800, "height": 600,
 #    "dice": [{"value": 5, "box": [x0, y0, x1, y1], "center": [x, y], "flag": null}]}
 # `box` encloses the whole visible die body; `center` is the centre of the top face;
-# `flag` is one of FLAGS or null.
+# `flag` is one of FLAGS or null. Synthetic dice also carry `legibility`: the renderer's d'
+# for telling the top face from the die's nearest other face in this photo (the higher,
+# the plainer; under 30 the die is flagged "unreadable").
 # ---------------------------------------------------------------------------
 
 
@@ -139,6 +141,8 @@ class DieLabel:
     box: tuple[float, float, float, float]
     center: tuple[float, float]
     flag: str | None = None
+    #: synthetic dice: the renderer's d' for the top face (`renderer._legibility`); else None
+    legibility: float | None = None
 
 
 @dataclass(frozen=True)
@@ -153,22 +157,26 @@ class SceneLabel:
             "image": self.image,
             "width": self.width,
             "height": self.height,
-            "dice": [
-                {"value": d.value, "box": [round(v, 1) for v in d.box],
-                 "center": [round(v, 1) for v in d.center], "flag": d.flag}
-                for d in self.dice
-            ],
+            "dice": [_die_json(d) for d in self.dice],
         }
 
     @classmethod
     def from_json(cls, obj: dict[str, Any]) -> SceneLabel:
         dice = tuple(
             DieLabel(value=d["value"], box=tuple(d["box"]), center=tuple(d["center"]),
-                     flag=d.get("flag"))
+                     flag=d.get("flag"), legibility=d.get("legibility"))
             for d in obj["dice"]
         )
         return cls(image=str(obj["image"]), width=int(obj["width"]),
                    height=int(obj["height"]), dice=dice)
+
+
+def _die_json(d: DieLabel) -> dict[str, object]:
+    obj: dict[str, object] = {"value": d.value, "box": [round(v, 1) for v in d.box],
+                              "center": [round(v, 1) for v in d.center], "flag": d.flag}
+    if d.legibility is not None:
+        obj["legibility"] = round(d.legibility, 1)
+    return obj
 
 
 #: Flags in the words the table shows.

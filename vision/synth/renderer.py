@@ -1153,5 +1153,6 @@ def _labels(scene: Scene, poses: list[DiePose], draws: dict[int, _DieDraw], ids:
         elif top_vis < TOP_VISIBLE or visible < 0.6 * full or legible.get(i, 0.0) < LEGIBLE:
             flag = "unreadable"
         labels.append(DieLabel(value=_label_value(die, d.top), box=box,
-                               center=(float(c2[0, 0]), float(c2[0, 1])), flag=flag))
+                               center=(float(c2[0, 0]), float(c2[0, 1])), flag=flag,
+                               legibility=legible.get(i)))
     return labels
