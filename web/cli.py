@@ -172,7 +172,7 @@ def build_parser() -> argparse.ArgumentParser:
                    help="write a copy of each image with the dice drawn in")
     p.add_argument("--expect", type=int, default=5,
                    help="dice expected per image (5): another count is warned of, and where "
-                        "fewer are found, unsurely, the image is searched again")
+                        "fewer are found, unsurely or small, the image is searched again")
     p.add_argument("--turn", type=int, default=0, choices=TURN_DEGREES, metavar="DEG",
                    help="degrees clockwise that turn the photos upright, the side nearest "
                         "the camera at the bottom (0, 90, 180, 270; default 0)")

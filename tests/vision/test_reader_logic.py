@@ -15,6 +15,8 @@ import vision.reader
 from vision.classifier import FACES, PIP_VALUES, QUALITY, FaceScores
 from vision.detector import (
     MAX_FINDS,
+    MAX_LONG_SIDE,
+    TARGET_DIE,
     Candidate,
     LargeDice,
     OnnxDetector,
@@ -1282,15 +1284,18 @@ def square_at(x: int, y: int, size: int) -> np.ndarray:
 # there until they were looked at again) and one of 30 px at 7.
 @pytest.mark.parametrize(("die_px", "passes"), [(160, 1), (80, 2), (30, 2)])
 def test_detector_looks_again_at_small_dice(die_px: int, passes: int) -> None:
-    from vision.detector import AROUND, MAX_LONG_SIDE, TARGET_DIE
+    from vision.detector import AROUND
 
     detector = detector_on(FakeSession())
     (found,) = detector.detect(square_at(1200, 300, die_px))
     shapes = detector.session.shapes  # type: ignore[attr-defined]
     # beside the coarse searches for dice too large (128 and 96 px), which find none here
-    # (one die is fewer than expected, but the search is sure of it: no search for more)
     assert shapes[1:3] == [(1, 3, 96, 128), (1, 3, 96, 96)]
     shapes = shapes[:1] + shapes[3:]
+    if passes == 2:
+        # one die is fewer than expected: sure of it, the detector searches the whole frame
+        # for more only where it is small (FEW_SMALL), at FEW_LONG_SIDE, after the second look
+        assert shapes.pop() == (1, 3, 480, 640)
     assert len(shapes) == passes
     if passes == 2:
         # the second look is at the scale that makes the die TARGET_DIE (at most
@@ -1359,6 +1364,24 @@ def test_five_dice_or_sure_finds_are_not_searched_for_more(
     detector = fixed_finds_detector({384: first, 640: [*first, (1300.0, 900.0, 160.0, 0.9)]})
     assert len(detector.search(np.zeros((1200, 1600, 3), np.uint8)).found) == len(first)
     assert 640 not in detector.session.widths  # type: ignore[attr-defined]
+
+
+@pytest.mark.parametrize(("die_px", "searched"), [(80.0, True), (90.0, False)])
+def test_fewer_than_five_small_dice_are_searched_for_more_however_sure(
+        die_px: float, searched: bool) -> None:
+    # Four sure dice of 80 frame pixels are 19.2 at the first search's scale, under
+    # FEW_SMALL; of 90, 21.6. Both are looked at again larger around the first finds (at
+    # the scale that makes them TARGET_DIE: the whole frame's width here, AROUND die sizes
+    # each way), which finds them again; only the search of the whole frame at
+    # FEW_LONG_SIDE finds the fifth, far from them.
+    four = [(x, 200.0, die_px, 0.9) for x in (300.0, 600.0, 900.0, 1200.0)]
+    fifth = (800.0, 1100.0, die_px, 0.9)
+    around = min(MAX_LONG_SIDE, 32 * round(384 * TARGET_DIE / (die_px * 384 / 1600) / 32))
+    detector = fixed_finds_detector({384: four, around: four, 640: [*four, fifth]})
+    found = detector.search(np.zeros((1200, 1600, 3), np.uint8)).found
+    assert around in detector.session.widths  # type: ignore[attr-defined]
+    assert (640 in detector.session.widths) is searched  # type: ignore[attr-defined]
+    assert len(found) == (5 if searched else 4)
 
 
 @pytest.mark.parametrize(("expected", "searched"), [(3, False), (4, True)])
