@@ -199,7 +199,9 @@ class OnnxDetector:
         """The finds; and where the coarse search sees large dice holding pieces of them,
         the finds of a search at the scale of those dice to weigh them against. Where
         fewer than the `expected` dice are found, one of them unsure (FEW_SURE) or all of
-        them small (FEW_SMALL), the finds of a search for more are added."""
+        them small (FEW_SMALL), the finds of a search for more are added; where the first
+        search found none, small dice it finds are looked at again larger (`_closer`), as
+        the first search's are."""
         search = self._searched(frame_bgr)
         if len(search.found) >= expected or (search.in_pieces and search.large):
             return search
@@ -209,7 +211,14 @@ class OnnxDetector:
             size = float(np.median([c.size for c in found]))
             if size * detector_scale(w, h, DETECTOR_LONG_SIDE) >= FEW_SMALL:
                 return search
-        return replace(search, found=found + self._search_for_more(frame_bgr, found))
+        more = self._search_for_more(frame_bgr, found)
+        if not found and more:
+            # the first search found no die to look at again larger: its finds are those
+            around = self._closer(frame_bgr, more, FEW_LONG_SIDE)
+            if around is not None:
+                return replace(search, found=around,
+                               lost=search.lost + lost_finds(more, around))
+        return replace(search, found=found + more)
 
     def _search_for_more(self, frame_bgr: np.ndarray, found: list[Candidate]
                          ) -> list[Candidate]:
@@ -240,15 +249,25 @@ class OnnxDetector:
             # its dice like pieces of it, and then the dice would be lost.
             confirmed = any(c.score >= LARGE_SCORE for c in finds)
             return Search(found, finds, large.found_in_pieces and confirmed, weak)
-        if found:
-            size = float(np.median([c.size for c in found])) * scale
-            if size < SMALL_DIE:
-                long_side = min(MAX_LONG_SIDE,
-                                32 * round(DETECTOR_LONG_SIDE * TARGET_DIE / size / 32))
-                if long_side > DETECTOR_LONG_SIDE:
-                    around = self._search_around(frame_bgr, found, long_side)
-                    return Search(around, weak=weak, lost=lost_finds(found, around))
+        around = self._closer(frame_bgr, found, DETECTOR_LONG_SIDE) if found else None
+        if around is not None:
+            return Search(around, weak=weak, lost=lost_finds(found, around))
         return Search(found, weak=weak)
+
+    def _closer(self, frame_bgr: np.ndarray, found: list[Candidate], searched_at: int
+                ) -> list[Candidate] | None:
+        """Where `found` (by a search at the long side `searched_at`) are small dice
+        (SMALL_DIE at the first search's scale), the finds of a search around them at the
+        scale that makes them TARGET_DIE (`_search_around`), if that is larger; else None.
+        """
+        h, w = frame_bgr.shape[:2]
+        size = float(np.median([c.size for c in found])) * detector_scale(w, h)
+        if size >= SMALL_DIE:
+            return None
+        long_side = min(MAX_LONG_SIDE, 32 * round(DETECTOR_LONG_SIDE * TARGET_DIE / size / 32))
+        if long_side <= searched_at:
+            return None
+        return self._search_around(frame_bgr, found, long_side)
 
     def _search_around(self, frame_bgr: np.ndarray, found: list[Candidate], long_side: int
                        ) -> list[Candidate]:

@@ -1415,9 +1415,25 @@ def test_the_reader_tells_its_search_the_dice_it_expects(told: int | None, searc
 
 
 def test_a_frame_with_no_find_is_searched_for_dice_of_any_size() -> None:
-    detector = fixed_finds_detector({640: [(800.0, 600.0, 60.0, 0.7)]})
+    detector = fixed_finds_detector({640: [(800.0, 600.0, 300.0, 0.7)]})
     (found,) = detector.search(np.zeros((1200, 1600, 3), np.uint8)).found
-    assert (round(found.x), round(found.y), round(found.size)) == (800, 600, 60)
+    assert (round(found.x), round(found.y), round(found.size)) == (800, 600, 300)
+
+
+def test_small_dice_found_only_by_the_search_for_more_are_looked_at_again_larger() -> None:
+    # The first search finds nothing; the search for more finds two dice of 60 frame
+    # pixels, 14.4 at the first search's scale (under SMALL_DIE), and they are looked at
+    # again around them at the scale that makes them TARGET_DIE (AROUND die sizes each way:
+    # the whole frame here), which finds a third die between them, too small at 640.
+    two = [(300.0, 200.0, 60.0, 0.7), (1300.0, 1000.0, 60.0, 0.7)]
+    closer = min(MAX_LONG_SIDE, 32 * round(384 * TARGET_DIE / (60 * 384 / 1600) / 32))
+    assert closer > 640
+    detector = fixed_finds_detector({640: two, closer: [*two, (800.0, 600.0, 60.0, 0.8)]})
+    search = detector.search(np.zeros((1200, 1600, 3), np.uint8))
+    assert detector.session.widths[-1] == closer  # type: ignore[attr-defined]
+    assert sorted((round(c.x), round(c.y)) for c in search.found) == [
+        (300, 200), (800, 600), (1300, 1000)]
+    assert search.lost == []
 
 
 @pytest.mark.parametrize(("confirm", "large_stand"), [(0.8, True), (0.4, False)])
