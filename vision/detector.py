@@ -177,8 +177,8 @@ class OnnxDetector:
     at a scale that makes them about TARGET_LARGE_DIE pixels: the reader weighs those finds
     against the first, which the detector takes for pieces where they are weak and that
     search finds a large die as surely as LARGE_SCORE (`search`). Where all this finds
-    fewer dice than expected and is unsure of one of them, the whole frame is searched once
-    more, larger (FEW_SURE).
+    fewer dice than expected and is unsure of one of them (FEW_SURE) or they are small
+    (FEW_SMALL), the whole frame is searched once more, larger.
     """
 
     def __init__(self, path: Path = DETECTOR_PATH, threshold: float = 0.3,
@@ -206,11 +206,9 @@ class OnnxDetector:
         if len(search.found) >= expected or (search.in_pieces and search.large):
             return search
         found = search.found
-        if found and min(c.score for c in found) >= FEW_SURE:
-            h, w = frame_bgr.shape[:2]
-            size = float(np.median([c.size for c in found]))
-            if size * detector_scale(w, h, DETECTOR_LONG_SIDE) >= FEW_SMALL:
-                return search
+        if (found and min(c.score for c in found) >= FEW_SURE
+                and first_scale_size(frame_bgr, found) >= FEW_SMALL):
+            return search
         more = self._search_for_more(frame_bgr, found)
         if not found and more:
             # the first search found no die to look at again larger: its finds are those
@@ -260,8 +258,7 @@ class OnnxDetector:
         (SMALL_DIE at the first search's scale), the finds of a search around them at the
         scale that makes them TARGET_DIE (`_search_around`), if that is larger; else None.
         """
-        h, w = frame_bgr.shape[:2]
-        size = float(np.median([c.size for c in found])) * detector_scale(w, h)
+        size = first_scale_size(frame_bgr, found)
         if size >= SMALL_DIE:
             return None
         long_side = min(MAX_LONG_SIDE, 32 * round(DETECTOR_LONG_SIDE * TARGET_DIE / size / 32))
@@ -346,6 +343,13 @@ def large_dice(found: list[Candidate], coarse: list[Candidate], frame_long_side:
     in_pieces = len({id(c) for c, _ in pieces}) >= len(found) / 2 and not any(
         c.score >= min(PIECE_SCORE, die.score) for c, die in pieces)
     return LargeDice(max(MIN_LONG_SIDE, 32 * round(TARGET_LARGE_DIE / share / 32)), in_pieces)
+
+
+def first_scale_size(frame_bgr: np.ndarray, finds: list[Candidate]) -> float:
+    """The median size of `finds` (frame pixels) in pixels of the first search's input
+    (DETECTOR_LONG_SIDE), where SMALL_DIE and FEW_SMALL are measured."""
+    h, w = frame_bgr.shape[:2]
+    return float(np.median([c.size for c in finds])) * detector_scale(w, h)
 
 
 def lost_finds(first: list[Candidate], again: list[Candidate]) -> list[Candidate]:

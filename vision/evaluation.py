@@ -191,6 +191,7 @@ def score_image(reading: Reading, label: SceneLabel,
     # A hard die that was not found is caught at the table by the count of dice.
     s.hard_handled = sum(1 for j, d in enumerate(label.dice)
                          if d.flag is not None and j not in found_labels)
+    right_labels: set[int] = set()
     for i, j in pairs:
         p, lab = preds[i], label.dice[j]
         s.pairs.append((lab.value, p.value))
@@ -199,12 +200,12 @@ def score_image(reading: Reading, label: SceneLabel,
             s.wrong_value += 1
         else:
             s.correct += 1
+            right_labels.add(j)
         if lab.flag is None:
             s.readable_correct += not wrong
         else:
             s.hard_handled += (not wrong) or is_asked(p, threshold)
         _count_ask(s, p, wrong, threshold)
-    right_labels = {j for i, j in pairs if preds[i].value == label.dice[j].value}
     s.legible_right = [(d.legibility, j in right_labels) for j, d in enumerate(label.dice)
                        if d.flag is None and d.legibility is not None]
     for i, p in enumerate(preds):
