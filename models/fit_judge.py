@@ -27,7 +27,8 @@ from evaluate import synthetic  # noqa: E402
 
 from vision.doubt import DOUBT_PATH, FEATURES, Doubt  # noqa: E402
 from vision.evaluation import is_asked, match  # noqa: E402
-from vision.reader import JudgeConfig, Reader  # noqa: E402
+from vision.judge import Judge  # noqa: E402
+from vision.reader import Reader  # noqa: E402
 
 #: (folder, kind, count, seed): scenes to fit on.
 VALIDATION_SETS = [
@@ -74,7 +75,7 @@ def main() -> int:
     # validation scenes, without the steep-view check 248 instead of 383 more asks and more
     # silent errors on the test sets; fitted with the pair check, 15 more asks catching
     # none of the 23 wrong).
-    reader = Reader.default(judge=JudgeConfig(doubt=None, steep_view=None, body_up=None,
+    reader = Reader.default(judge=Judge(doubt=None, steep_view=None, body_up=None,
                                               overlap_both=False))
     features, wrong = trusted_readings(reader, folders)
     doubt = Doubt.fit(features, wrong, args.ask_above)

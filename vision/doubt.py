@@ -39,7 +39,7 @@ def doubt_features(confidence: np.ndarray, quality: np.ndarray, score: np.ndarra
     """N x len(FEATURES): the confidence and the quality probabilities on log scales (the
     differences that matter are between 0.99 and 0.9999, and 0.001 and 0.1), the detector's
     score, how far the find's size lies from the median of the frame's finds (|log|), and
-    how far its body lies along the frame's view (vision.reader.body_along_the_view, die
+    how far its body lies along the frame's view (vision.judge.body_along_the_view, die
     sizes). `quality` is N x 5 in vision.classifier.QUALITY order."""
     conf = np.clip(np.asarray(confidence, float), 0.0, 1.0 - _EPS)
     median = float(np.median(frame_sizes)) if len(frame_sizes) else 1.0

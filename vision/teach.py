@@ -31,6 +31,7 @@ from vision.classifier import QUALITY, FaceScores
 from vision.detector import Candidate
 from vision.embedder import Embedder
 from vision.files import write_durably
+from vision.judge import Judge
 from vision.preprocess import CROP_SCALE, CROP_SIZE, crop_die
 from vision.reading import ANIMALS, PIP_VALUES, DieValue
 
@@ -98,7 +99,7 @@ NEAREST = 3
 #: 700002 the shipped classifier dropped three bears of five, a retrained one all five, and
 #: teaching refused the set), the finds at least this sure to the detector are taught
 #: instead (odd_ones_out still leaves out one unlike the others) — the score at which the
-#: reader keeps a find a taught set recognises (JudgeConfig.keep_recognised_score). Not in
+#: reader keeps a find a taught set recognises (Judge.keep_recognised_score). Not in
 #: every photo: beside the dice the classifier keeps, such finds taught bits of tablecloth
 #: and trays as dice (seeds 710001–6: 44 more extra finds on one table).
 SURE_FIND = 0.4
@@ -410,8 +411,8 @@ def check_photos_differ(photos: Mapping[DieValue, Sequence[np.ndarray]]) -> None
 class Teacher(Protocol):
     """What teaching needs of a reader (vision.reader.Reader, or the table's view of the
     camera's reader): the photo turned as it is read (and a point of it), its finds with
-    what the classifier reads in them, which finds it judges side faces or cut by the
-    frame, and its embedder."""
+    what the classifier reads in them, its judge (which finds are side faces or cut by the
+    frame), and its embedder."""
 
     @property
     def embedder(self) -> Embedder: ...
@@ -424,10 +425,8 @@ class Teacher(Protocol):
     def finds(self, frame_bgr: np.ndarray, weigh: bool = True
               ) -> tuple[list[Candidate], list[np.ndarray], FaceScores]: ...
 
-    def side_faces(self, candidates: list[Candidate], width: int, height: int
-                   ) -> list[bool]: ...
-
-    def cut_by_edge(self, candidate: Candidate, width: int, height: int) -> bool: ...
+    @property
+    def judge(self) -> Judge: ...
 
 
 def teach(reader: Teacher, name: str, photos: Mapping[DieValue, Sequence[np.ndarray]]
@@ -536,9 +535,9 @@ def flat_ones(reader: Teacher, dice: Sequence[Look], frame: np.ndarray) -> list[
     value, and the frame's edge cuts a die's face: none of them is taught as it looks."""
     tilted, stacked = (QUALITY.index(k) for k in ("tilted", "stacked"))
     height, width = frame.shape[:2]
-    side = reader.side_faces([d.find for d in dice], width, height)
+    side = reader.judge.side_faces([d.find for d in dice], width, height)
     return [d.quality[tilted] <= 0.5 and d.quality[stacked] <= 0.5 and not away
-            and not reader.cut_by_edge(d.find, width, height)
+            and not reader.judge.cut_by_edge(d.find, width, height)
             for d, away in zip(dice, side, strict=True)]
 
 

@@ -11,7 +11,8 @@ import pytest
 from vision.classifier import FACES, QUALITY, FaceScores
 from vision.detector import Candidate
 from vision.doubt import FEATURES, Doubt, DoubtError, doubt_features
-from vision.reader import JudgeConfig, Reader, body_along_the_view
+from vision.judge import Judge, body_along_the_view
+from vision.reader import Reader
 
 SCORE = FEATURES.index("detector_score")
 
@@ -96,7 +97,7 @@ def test_the_judge_asks_about_a_confident_reading_it_doubts() -> None:
     doubt = Doubt(tuple(weights), 2.0, ask_above=0.5)  # doubtful below a score of 0.2
     trusting = Reader(TwoFinds(), OneFace())
     assert [d.flag for d in trusting.read(frame).dice] == [None, None]
-    doubting = Reader(TwoFinds(), OneFace(), judge=JudgeConfig(doubt=doubt))
+    doubting = Reader(TwoFinds(), OneFace(), judge=Judge(doubt=doubt))
     assert [d.flag for d in doubting.read(frame).dice] == [None, None]  # 0.35 is not below 0.2
     doubting.judge = dataclasses.replace(doubting.judge, doubt=dataclasses.replace(
         doubt, bias=4.0))  # now doubtful below 0.4
@@ -124,7 +125,7 @@ def test_the_judge_asks_about_a_find_whose_body_lies_short_of_the_view() -> None
     doubt = Doubt(tuple(weights), 1.0, ask_above=0.5)  # doubtful short of 0.1 die sizes
     trusting = Reader(FourTopsAndASide(), OneFace())
     assert [d.flag for d in trusting.read(frame).dice] == [None] * 5
-    doubting = Reader(FourTopsAndASide(), OneFace(), judge=JudgeConfig(doubt=doubt))
+    doubting = Reader(FourTopsAndASide(), OneFace(), judge=Judge(doubt=doubt))
     reading, evidence = doubting.judged(frame)
     flags = {(d.x, d.y): d.flag for d in reading.dice}
     assert flags.pop((300, 320)) == "unreadable"

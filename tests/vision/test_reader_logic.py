@@ -25,6 +25,7 @@ from vision.detector import (
     large_dice,
     suppress,
 )
+from vision.judge import Judge
 from vision.preprocess import (
     DETECTOR_STRIDE,
     crop_die,
@@ -33,7 +34,7 @@ from vision.preprocess import (
     edge_width,
     upright_angle,
 )
-from vision.reader import JudgeConfig, Reader, Refiner, die_sureness, pooled, pooled_reads
+from vision.reader import Reader, Refiner, die_sureness, pooled, pooled_reads
 from vision.reading import TRUST_CONFIDENCE, DieValue
 from vision.refiner import AGAIN, OnnxRefiner, moved
 from vision.teach import (
@@ -511,7 +512,7 @@ def test_a_weak_find_overlapping_a_stronger_one_is_asked_about_and_so_is_the_str
     assert (strong.value, strong.flag) == (5, "stacked")
     assert (weak.value, weak.flag) == (2, "stacked")
     # what models/fit_judge.py fits the doubt on: only the weaker one asked about
-    alone = Reader(finds, faces, judge=JudgeConfig(overlap_both=False))
+    alone = Reader(finds, faces, judge=Judge(overlap_both=False))
     assert [d.flag for d in alone.read(FRAME).dice] == [None, "stacked"]
 
 
@@ -531,7 +532,7 @@ def test_one_die_found_twice_is_shown_once_and_still_asked_about() -> None:
     # but not for the 40 px one beside it
     larger = FixedDetector([cand(300, 200, score=0.9), cand(309, 200, size=60, score=0.4)])
     assert len(Reader(larger, same).read(FRAME).dice) == 2
-    assert len(Reader(finds, same, judge=JudgeConfig(same_place=None)).read(FRAME).dice) == 2
+    assert len(Reader(finds, same, judge=Judge(same_place=None)).read(FRAME).dice) == 2
 
 
 @pytest.mark.parametrize(
@@ -559,7 +560,7 @@ def seen_from(vanishing: tuple[float, float], strength: float,
 PLACES = [(120, 150), (260, 300), (400, 180), (520, 330), (330, 420)]
 
 
-def flags_of(candidates: list[Candidate], judge: JudgeConfig | None = None
+def flags_of(candidates: list[Candidate], judge: Judge | None = None
              ) -> list[str | None]:
     reader = Reader(FixedDetector(candidates),
                     FixedClassifier([one_hot(4)] * len(candidates), [quality()] * 6),
@@ -582,7 +583,7 @@ def test_a_side_face_found_as_a_die_is_asked_about(vanishing: tuple[float, float
                                score=0.5)
     assert flags_of([*finds[:3], side, finds[4]]) == [None, None, None, "unreadable", None]
     # ... unless the detector is sure of it, in a view not steep enough to be sure of the
-    # body offsets (bodies up to 0.18 die sizes; JudgeConfig.steep_view)
+    # body offsets (bodies up to 0.18 die sizes; Judge.steep_view)
     shallow = seen_from(vanishing, strength * 0.6, PLACES)
     sure = dataclasses.replace(shallow[3], body=(-shallow[3].body[0], -shallow[3].body[1]),
                                score=0.9)
@@ -613,7 +614,7 @@ def upright_view(growth: float, bodies: dict[int, tuple[float, float]]) -> list[
 
 
 def test_a_body_pointing_up_in_an_upright_view_is_a_side_face() -> None:
-    """An upright camera sees each top face's body below it (JudgeConfig.body_up); side
+    """An upright camera sees each top face's body below it (Judge.body_up); side
     faces found as dice outnumbering the tops do not hide a find whose body points up."""
     up = (0.0, -0.12)
     assert flags_of(upright_view(0.3, {})) == [None] * 5
@@ -628,7 +629,7 @@ def test_a_body_pointing_up_in_an_upright_view_is_a_side_face() -> None:
     # a body pointing up by less than 0.08 die sizes is no sign
     assert flags_of(upright_view(0.3, {0: (0.0, -0.05)})) == [None] * 5
     # ... and without the check nothing is flagged
-    assert flags_of(upright_view(0.3, {0: up}), JudgeConfig(body_up=None)) == [None] * 5
+    assert flags_of(upright_view(0.3, {0: up}), Judge(body_up=None)) == [None] * 5
 
 
 def test_a_wide_lens_straight_above_is_not_a_steep_view() -> None:
@@ -645,7 +646,7 @@ def test_body_offsets_are_not_judged_from_above_or_from_too_few_dice() -> None:
     side = dataclasses.replace(tilted[2], body=(-tilted[2].body[0], -tilted[2].body[1]),
                                score=0.5)
     # two others are too few to judge the body offsets by ...
-    assert flags_of([*tilted[:2], side], JudgeConfig(body_up=None)) == [None] * 3
+    assert flags_of([*tilted[:2], side], Judge(body_up=None)) == [None] * 3
     # ... but dice of one size (flat, whatever rounding makes of their fit) show an upright
     # view, where a body pointing up in the picture's upper half is a side face (body_up)
     assert flags_of([*tilted[:2], side]) == [None, None, "unreadable"]
@@ -684,7 +685,7 @@ def test_a_doubtful_find_far_smaller_than_the_trusted_dice_is_no_die() -> None:
     assert [(d.x, d.y, d.flag) for d in reading.dice] == [
         (100, 100, None), (100, 400, None), (200, 100, None), (300, 100, None),
         (500, 300, "unreadable")]
-    kept = Reader(FixedDetector(finds), classifier, judge=JudgeConfig(small=None))
+    kept = Reader(FixedDetector(finds), classifier, judge=Judge(small=None))
     assert len(kept.read(FRAME).dice) == 6
 
 
@@ -1634,7 +1635,7 @@ def test_a_surer_first_read_keeps_its_value_when_the_second_differs() -> None:
     frame[90:110, 90:110] = 255  # bright where the die was found, not where it is moved
     # (moved half its size: `sure_moves` off, which would keep such a sure find in place)
     reader = Reader(FixedDetector([cand(100, 100, size=40)]), ReadsByPlace(), "pips",
-                    JudgeConfig(sure_moves=None), refiner=ShiftingRefiner(0.5))
+                    Judge(sure_moves=None), refiner=ShiftingRefiner(0.5))
     (die,) = reader.read(frame).dice
     assert (die.value, die.flag) == (2, "unreadable")
     assert die.confidence == pytest.approx(0.4, abs=1e-6)
@@ -1683,13 +1684,13 @@ class LeapingRefiner:
 
 
 @pytest.mark.parametrize(("refiner", "without_rule", "second", "moved_to"), [
-    (GrowingRefiner(), JudgeConfig(sure_grows=None), 300, 10),
+    (GrowingRefiner(), Judge(sure_grows=None), 300, 10),
     # among touching dice: a die moved onto its neighbour (test scenes 000902, 001101)
-    (LeapingRefiner(), JudgeConfig(sure_moves=None), 314, 24),
+    (LeapingRefiner(), Judge(sure_moves=None), 314, 24),
 ])
 @pytest.mark.parametrize("on", [True, False])
 def test_a_sure_find_the_refiner_would_grow_or_move_far_stays_as_read(
-        refiner: Refiner, without_rule: JudgeConfig, second: int, moved_to: int, on: bool
+        refiner: Refiner, without_rule: Judge, second: int, moved_to: int, on: bool
         ) -> None:
     """A die read surely (a 2) that the refiner takes for half of a larger die
     (`sure_grows`), or moves half a die size or more (`sure_moves`), stays where it was
@@ -1699,7 +1700,7 @@ def test_a_sure_find_the_refiner_would_grow_or_move_far_stays_as_read(
     frame[90:110, 90:110] = 255  # a die read as a sure 2 where it was found
     frame[90:110, second:second + 20] = 255  # where the unsure find is read again
     reader = Reader(FixedDetector([cand(100, 100, size=40), cand(300, 100, size=40)]),
-                    ReadsByPlace(), "pips", JudgeConfig() if on else without_rule,
+                    ReadsByPlace(), "pips", Judge() if on else without_rule,
                     refiner=refiner)
     sure, unsure = reader.read(frame).dice
     assert (unsure.value, unsure.x, unsure.flag) == (2, 300 + moved_to, "unreadable")
@@ -1737,7 +1738,7 @@ def test_a_find_taken_for_no_die_is_kept_where_the_refiner_puts_it_on_a_die(
                                                     else [])
     # (the sure die on the face moved too: `sure_moves` off, which would keep it in place)
     reader = Reader(FixedDetector(finds), NoDieUnlessBright(), "pips",
-                    JudgeConfig(rescue_no_die=rescue, sure_moves=None),
+                    Judge(rescue_no_die=rescue, sure_moves=None),
                     refiner=ShiftingRefiner(0.5))
     dice = reader.read(frame).dice
     assert [(d.value, d.x) for d in dice] == read
