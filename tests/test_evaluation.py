@@ -52,11 +52,11 @@ def test_wrong_missed_extra_silent_and_flagged() -> None:
     reading = Reading(dice=(
         pred(1, 102, 98),                   # correct
         pred(6, 250, 100),                  # wrong value, confident, unflagged -> silent
-        pred(2, 400, 100, conf=0.5),        # wrong value, low confidence -> caught
+        pred(2, 400, 100, conf=0.5, flag="unreadable"),  # wrong value, unsure -> caught
         pred(3, 100, 300, flag="tilted"),   # wrong value, flagged -> caught
         # label 5 at (250, 300) missed
         pred(4, 550, 400),                  # extra, confident -> silent
-        pred(4, 550, 200, conf=0.3),        # extra, low confidence -> caught
+        pred(4, 550, 200, conf=0.3, flag="unreadable"),  # extra, unsure -> caught
     ))
     s = score_image(reading, SCENE)
     assert (s.found, s.correct, s.wrong_value, s.missed, s.extra) == (4, 1, 3, 1, 2)
@@ -88,12 +88,15 @@ def test_silent_errors_the_count_of_dice_would_not_catch() -> None:
     assert "of them, count right" in bare and "count right =" not in bare
 
 
-def test_threshold_decides_silent() -> None:
-    reading = Reading(dice=(pred(6, 100, 100, conf=0.85),))
+def test_the_flag_decides_silent_as_at_the_table() -> None:
+    """The table asks about a die that is flagged or has no value (vision.watch), whatever
+    its confidence: the reader flags what it does not trust."""
     label = SceneLabel("t.jpg", 640, 480, (lab(1, 100, 100),))
-    assert score_image(reading, label).silent_errors == 0  # 0.85 < 0.9: asked
-    assert score_image(reading, label, threshold=0.8).silent_errors == 1
-    assert is_asked(pred(None, 0, 0)) and not is_asked(pred(3, 0, 0))
+    unflagged = Reading(dice=(pred(6, 100, 100, conf=0.5),))
+    flagged = Reading(dice=(pred(6, 100, 100, conf=0.99, flag="unreadable"),))
+    assert score_image(unflagged, label).silent_errors == 1
+    assert score_image(flagged, label).silent_errors == 0
+    assert is_asked(pred(None, 0, 0)) and not is_asked(pred(3, 0, 0, conf=0.5))
 
 
 def test_unknown_value_counts_wrong_but_not_silent() -> None:

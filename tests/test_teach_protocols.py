@@ -91,7 +91,7 @@ def test_a_game_throw_is_checked_as_players_enter_it() -> None:
                        die(4, 100, 300, "tilted")))
     assert checked_by_players(reading, label) == [(101, 99, 1, False), (300, 100, 2, True),
                                                   (400, 400, 3, True)]
-    unsure = Reading((die(1, 101, 99, confidence=0.6),))
+    unsure = Reading((die(1, 101, 99, "unreadable", confidence=0.6),))
     assert checked_by_players(unsure, label) == [(101, 99, 1, True)]
     assert checked_by_players(Reading(tuple(die(1, 100, 100) for _ in range(5))),
                               label) is None

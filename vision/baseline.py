@@ -14,7 +14,9 @@ This is the approach a user would pick first (and most dice-reading tutorials us
    that looks at the camera most squarely; the others are side faces);
 5. confidence from how clean the cluster is: a count 1..6, pips of one size and round, laid out
    like the canonical face of that count, no competing cluster suppressed next to it; a die
-   whose estimated body reaches over the frame border is flagged "cut".
+   whose estimated body reaches over the frame border is flagged "cut", and one read with
+   less confidence than the reader's trust threshold (TRUST_CONFIDENCE) "unreadable", so that
+   the table asks about the same dice the metrics count as asked.
 
 It reads pip dice only: animal dice (Kniffel Kids) come out as nonsense or nothing.
 Parameters are in pixels of a 640-pixel-wide frame and scale with the frame width; they were
@@ -28,7 +30,7 @@ from dataclasses import dataclass
 import cv2
 import numpy as np
 
-from vision.reading import DieReading, Reading
+from vision.reading import TRUST_CONFIDENCE, DieReading, Reading
 
 REF_WIDTH = 640.0
 
@@ -265,14 +267,16 @@ class BlobBaselineReader:
             cx, cy = float(xs.mean()), float(ys.mean())
             x0, y0 = int(np.floor(cx - half)), int(np.floor(cy - half))
             x1, y1 = int(np.ceil(cx + half)), int(np.ceil(cy + half))
-            # the die reaches over the frame border: its top face may be cut off
-            flag = "cut" if min(cx, cy, w - cx, h - cy) < size / 2 else None
             box = (max(0, x0), max(0, y0), min(w, x1), min(h, y1))
             value = int(np.clip(len(group), 1, 6))
             conf = _confidence(group, p)
             if i in conflicts:
                 conf *= p.conflict_confidence
-            dice.append(DieReading(value=value, confidence=max(p.confidence_floor, conf),
-                                   x=cx, y=cy, box=box, flag=flag))
+            conf = max(p.confidence_floor, conf)
+            # the die reaches over the frame border (its top face may be cut off), or is unsure
+            flag = "cut" if min(cx, cy, w - cx, h - cy) < size / 2 else \
+                "unreadable" if conf < TRUST_CONFIDENCE else None
+            dice.append(DieReading(value=value, confidence=conf, x=cx, y=cy, box=box,
+                                   flag=flag))
         dice.sort(key=lambda r: (r.y, r.x))
         return Reading(dice=tuple(dice))

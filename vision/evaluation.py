@@ -12,9 +12,10 @@ Per data set (`EvalResult`):
   predictions.
 * accuracy: labelled dice read with the right value / all labelled dice (missed = wrong).
 * images_all_right: images where every labelled die is read right and nothing extra is read.
-* asked: predictions the table would ask the player about: flagged, value None, or
-  confidence < threshold.  silent errors: wrong predictions (wrong value, or extra) that are
-  NOT asked about — confident (>= threshold, default 0.9), unflagged, with a value.  These are
+* asked: predictions the table would ask the player about: flagged, or without a value (a
+  reader flags what it does not trust: the judge a die read less surely than its trust
+  threshold, vision.judge.Judge).  silent errors: wrong predictions (wrong value, or extra)
+  that are NOT asked about — unflagged, with a value.  These are
   the errors that reach the Kniffel sheet unnoticed; reported as a count and as % of labelled
   dice.  caught errors: wrong predictions that were asked about.
 * silent, count right: the silent errors in images where the reader saw as many dice as
@@ -38,7 +39,6 @@ import cv2
 import numpy as np
 
 from vision.reading import (
-    TRUST_CONFIDENCE,
     DiceReader,
     DieLabel,
     DieReading,
@@ -48,7 +48,6 @@ from vision.reading import (
 )
 
 MATCH_RADIUS = 0.6  # in die sizes, around the label centre
-CONFIDENCE_THRESHOLD = TRUST_CONFIDENCE  # what the table asks about
 
 
 # ---------------------------------------------------------------------------
@@ -133,9 +132,10 @@ def match(preds: Iterable[DieReading], labels: Iterable[DieLabel],
 # ---------------------------------------------------------------------------
 
 
-def is_asked(pred: DieReading, threshold: float = CONFIDENCE_THRESHOLD) -> bool:
-    """Would the table ask the player about this die (not take it silently)?"""
-    return pred.flag is not None or pred.value is None or pred.confidence < threshold
+def is_asked(pred: DieReading) -> bool:
+    """Would the table ask the player about this die (not take it silently)? It asks about
+    every die that is flagged or has no value (vision.watch), as here."""
+    return pred.flag is not None or pred.value is None
 
 
 @dataclass
@@ -180,7 +180,6 @@ class ImageScore:
 
 
 def score_image(reading: Reading, label: SceneLabel,
-                threshold: float = CONFIDENCE_THRESHOLD,
                 radius: float = MATCH_RADIUS) -> ImageScore:
     preds = list(reading.dice)
     pairs = match(preds, label.dice, radius)
@@ -204,22 +203,22 @@ def score_image(reading: Reading, label: SceneLabel,
         if lab.flag is None:
             s.readable_correct += not wrong
         else:
-            s.hard_handled += (not wrong) or is_asked(p, threshold)
-        _count_ask(s, p, wrong, threshold)
+            s.hard_handled += (not wrong) or is_asked(p)
+        _count_ask(s, p, wrong)
     s.legible_right = [(d.legibility, j in right_labels) for j, d in enumerate(label.dice)
                        if d.flag is None and d.legibility is not None]
     for i, p in enumerate(preds):
         if i not in matched:
             s.extra += 1
-            _count_ask(s, p, True, threshold)
+            _count_ask(s, p, True)
     s.confidences = [float(p.confidence) for p in preds]
     if len(preds) == len(label.dice):
         s.silent_count_right = s.silent_errors
     return s
 
 
-def _count_ask(s: ImageScore, p: DieReading, wrong: bool, threshold: float) -> None:
-    asked = is_asked(p, threshold)
+def _count_ask(s: ImageScore, p: DieReading, wrong: bool) -> None:
+    asked = is_asked(p)
     s.asked += asked
     if wrong and asked:
         s.caught_errors += 1
@@ -248,7 +247,6 @@ class EvalResult:
     readable_correct: int = 0
     hard_handled: int = 0
     confidence_sum: float = 0.0
-    threshold: float = CONFIDENCE_THRESHOLD
     frame_seconds: list[float] = field(default_factory=list)
     #: (label value, predicted value) -> count, over matched dice
     confusion: dict[tuple[DieValue, DieValue | None], int] = field(default_factory=dict)
@@ -380,28 +378,26 @@ def load_frame(image: np.ndarray | Path | str) -> np.ndarray:
 
 def evaluate(reader: DiceReader,
              samples: Iterable[tuple[np.ndarray | Path, SceneLabel]],
-             threshold: float = CONFIDENCE_THRESHOLD,
              radius: float = MATCH_RADIUS) -> EvalResult:
     """Run `reader` on every sample and score it; only `reader.read` is timed."""
-    return evaluate_by(reader, samples, lambda _label: "all", threshold, radius)["all"]
+    return evaluate_by(reader, samples, lambda _label: "all", radius)["all"]
 
 
 def evaluate_by(reader: DiceReader,
                 samples: Iterable[tuple[np.ndarray | Path, SceneLabel]],
                 group: Callable[[SceneLabel], str],
-                threshold: float = CONFIDENCE_THRESHOLD,
                 radius: float = MATCH_RADIUS) -> dict[str, EvalResult]:
     """Like `evaluate`, reading every image once, with the results also split by
     `group(label)`: {"all": ..., group name: ..., ...}."""
-    results = {"all": EvalResult(threshold=threshold)}
+    results = {"all": EvalResult()}
     for image, label in samples:
         frame = load_frame(image)
         t0 = time.perf_counter()
         reading = reader.read(frame)
         seconds = time.perf_counter() - t0
-        score = score_image(reading, label, threshold, radius)
+        score = score_image(reading, label, radius)
         for name in dict.fromkeys(("all", group(label))):
-            results.setdefault(name, EvalResult(threshold=threshold)).add(score, seconds)
+            results.setdefault(name, EvalResult()).add(score, seconds)
     return results
 
 
@@ -435,7 +431,7 @@ _ROWS: tuple[tuple[str, str], ...] = (
     ("hard dice: right/asked", "{r.hard_handled}/{r.labelled_flagged}"),
     ("images all right", "{r.images_all_right} ({r.all_right_rate:.0%})"),
     ("mean confidence", "{r.mean_confidence:.2f}"),
-    ("asked (flag/low conf)", "{r.asked}"),
+    ("asked (flagged)", "{r.asked}"),
     ("caught errors", "{r.caught_errors}"),
     ("silent errors", "{r.silent_errors} ({r.silent_rate:.2%})"),
     ("  95 % interval", "{r.silent_interval[0]:.2%}–{r.silent_interval[1]:.2%}"),
@@ -456,7 +452,6 @@ def format_table(results: dict[str, EvalResult], legend: bool = True) -> str:
     label_w = max(len(lab) for lab, _ in _ROWS)
     widths = [max(len(h[0]), len(h[1]), *(len(row[k]) for row in cells))
               for k, h in enumerate(heads)]
-    silent_thr = {results[n].threshold for n in names}
     lines = []
     for part in (0, 1):
         if part == 1 and not any(h[1] for h in heads):
@@ -469,8 +464,7 @@ def format_table(results: dict[str, EvalResult], legend: bool = True) -> str:
                                                     for c, w in zip(row, widths, strict=True)))
     if not legend:
         return "\n".join(lines)
-    thr = ", ".join(f"{t:g}" for t in sorted(silent_thr))
-    lines.append(f"silent = wrong value or extra, confidence >= {thr}, unflagged; "
+    lines.append("silent = wrong value or extra, not asked about (unflagged, with a value); "
                  "% of labelled dice")
     lines.append("count right = in images where as many dice were seen as lie there (the "
                  "table asks whenever the count is off)")

@@ -290,7 +290,8 @@ class Reader:
             candidates, values, probs, recognised, scores = self._second_look(
                 candidates, scores, (values, probs, recognised), look, faces)
         judged = self.judge.judged(frame_bgr.shape[1], frame_bgr.shape[0], candidates, scores,
-                                   values, probs, recognised)
+                                   values, probs, recognised,
+                                   taught=not isinstance(self.dice_set, str))
         return Reading(tuple(judged.dice), tuple(self._warnings(judged.dice, judged.familiar))), \
             judged.evidence
 
@@ -589,8 +590,7 @@ Finds = tuple[list[Candidate], list[np.ndarray], FaceScores]
 
 def trusted_weight(reading: Reading) -> float:
     """The confidences of the dice the judge trusts (no flag), summed."""
-    return sum(d.confidence for d in reading.dice
-               if d.flag is None and d.confidence >= TRUST_CONFIDENCE)
+    return sum(d.confidence for d in reading.dice if d.flag is None)
 
 
 def turned_back(die: DieReading, turn: int, width: int, height: int) -> DieReading:

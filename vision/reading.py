@@ -29,7 +29,8 @@ FLAGS: tuple[str, ...] = ("tilted", "stacked", "cut", "unreadable")
 
 #: A die read with less confidence than this is flagged "unreadable", and the table asks
 #: about it instead of entering it: on the synthetic test sets about a third of the dice
-#: read between 0.6 and 0.9 were wrong (`make eval` counts "asked" with the same number).
+#: read between 0.6 and 0.9 were wrong. The built-in animal faces are trusted from a little
+#: less (vision.judge.Judge.animal_min_confidence).
 TRUST_CONFIDENCE = 0.9
 
 #: How a reading's warning ends where a taught set recognises none of a frame's dice as its

@@ -80,3 +80,21 @@ def test_side_faces_and_the_frame_edge_are_the_judges_to_say() -> None:
     assert judge.side_faces([*tops, side], 640, 480) == [False] * 4 + [True]
     assert judge.cut_by_edge(find(5, 200), 640, 480)
     assert not judge.cut_by_edge(find(320, 240), 640, 480)
+
+
+def test_a_built_in_animal_is_trusted_from_less_confidence_than_a_pip_or_a_taught_face(
+        ) -> None:
+    judge = Judge()
+    assert judge.trust_from("duck") == judge.animal_min_confidence < judge.min_confidence
+    assert judge.trust_from(3) == judge.trust_from("duck", taught=True) == judge.min_confidence
+    finds = [find(100, 200), find(300, 200)]
+    rows: list[tuple[DieValue, float, dict[str, float]]] = [("lion", 0.87, {}), (4, 0.87, {})]
+    s = scores(rows)
+    values: list[DieValue] = ["lion", 4]
+    probs = np.array([0.87, 0.87])
+    flags = [d.flag for d in judge.judged(640, 480, finds, s, values, probs,
+                                          np.zeros(2, bool)).dice]
+    assert flags == [None, "unreadable"]
+    taught = [d.flag for d in judge.judged(640, 480, finds, s, values, probs,
+                                           np.zeros(2, bool), taught=True).dice]
+    assert taught == ["unreadable", "unreadable"]

@@ -210,7 +210,7 @@ def test_the_checked_dice_of_a_throw() -> None:
     """Each die the camera read, with the value entered for it and whether the table was
     unsure of it; not the dice it did not see or that lean, and nothing where the throw
     entered is not the one read."""
-    read = throw(die(1), die(2, confidence=0.6), die(3, "unreadable"), die(4, "tilted"),
+    read = throw(die(1), die(2, "unreadable", 0.6), die(3, "unreadable"), die(4, "tilted"),
                  die(5))
     assert [(v, u) for *_, v, u in checked_dice(read, scored([1, 2, 3, 4, 6], [4])) or []] \
         == [(1, False), (2, True), (3, True), (6, True)]
