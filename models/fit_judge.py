@@ -76,7 +76,7 @@ def main() -> int:
     # silent errors on the test sets; fitted with the pair check, 15 more asks catching
     # none of the 23 wrong).
     reader = Reader.default(judge=Judge(doubt=None, steep_view=None, body_up=None,
-                                              overlap_both=False))
+                                        overlap_both=False))
     features, wrong = trusted_readings(reader, folders)
     doubt = Doubt.fit(features, wrong, args.ask_above)
     asked = doubt.probability(features) >= doubt.ask_above
