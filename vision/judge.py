@@ -166,11 +166,11 @@ class Judge:
     def judged(self, width: int, height: int, candidates: list[Candidate],
                scores: FaceScores, values: list[DieValue], probs: np.ndarray,
                recognised: np.ndarray, taught: bool = False) -> Judged:
-        """The dice of a `width` × `height` frame from its finds (`candidates`), what the
-        classifier read in them (`scores`) and their values, probabilities and whether a
-        taught set recognises them (`taught`: the values are a taught set's): each die kept
-        with its confidence and flag, in reading order (left to right), and the doubt's
-        evidence for each."""
+        """The dice of a `width` × `height` frame, from its finds (`candidates`), what the
+        classifier read in them (`scores`), their `values` and `probs`, and whether a taught
+        set `recognised` them: each die kept with its confidence and flag, in reading order
+        (left to right), and the doubt's evidence for each. `taught`: the values are a
+        taught set's, their probabilities the embedder's."""
         q = scores.quality
         no_die, tilted, stacked, unreadable = (
             QUALITY.index(k) for k in ("no_die", "tilted", "stacked", "unreadable"))
