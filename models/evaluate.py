@@ -416,7 +416,7 @@ def checked_by_players(reading: Any, label: SceneLabel) -> list[tuple] | None:
     corrected (a find that is no die takes the value of a die the reader missed, as the
     players correct it). Dice that lean, lie on others or are cut by the frame are not
     taught (web.learn.NOT_TAUGHT); none where more dice are found than there are."""
-    from vision.evaluation import is_asked, match
+    from vision.evaluation import match
     from web.learn import NOT_TAUGHT
 
     if len(reading.dice) > len(label.dice):
@@ -427,7 +427,7 @@ def checked_by_players(reading: Any, label: SceneLabel) -> list[tuple] | None:
     for i, die in enumerate(reading.dice):
         value = label.dice[pairs[i] if i in pairs else missed.pop(0)].value
         if die.flag not in NOT_TAUGHT:
-            unsure = die.value != value or is_asked(die)
+            unsure = die.value != value or die.asked
             checked.append((die.x, die.y, value, unsure))
     return checked
 

@@ -26,7 +26,7 @@ from build import generate  # noqa: E402
 from evaluate import synthetic  # noqa: E402
 
 from vision.doubt import DOUBT_PATH, FEATURES, Doubt  # noqa: E402
-from vision.evaluation import is_asked, match  # noqa: E402
+from vision.evaluation import match  # noqa: E402
 from vision.judge import Judge  # noqa: E402
 from vision.reader import Reader  # noqa: E402
 
@@ -54,7 +54,7 @@ def trusted_readings(reader: Reader, folders: list[Path]) -> tuple[np.ndarray, n
             reading, evidence = reader.judged(cv2.imread(str(path)))
             pairs = dict(match(list(reading.dice), label.dice))
             for i, die in enumerate(reading.dice):
-                if is_asked(die):
+                if die.asked:
                     continue
                 rows.append(evidence[i])
                 wrong.append(i not in pairs or die.value != label.dice[pairs[i]].value)

@@ -16,7 +16,6 @@ from vision.evaluation import (
     evaluate_by,
     format_table,
     hungarian,
-    is_asked,
     match,
     score_image,
     wilson_interval,
@@ -96,7 +95,7 @@ def test_the_flag_decides_silent_as_at_the_table() -> None:
     flagged = Reading(dice=(pred(6, 100, 100, conf=0.99, flag="unreadable"),))
     assert score_image(unflagged, label).silent_errors == 1
     assert score_image(flagged, label).silent_errors == 0
-    assert is_asked(pred(None, 0, 0)) and not is_asked(pred(3, 0, 0, conf=0.5))
+    assert pred(None, 0, 0).asked and not pred(3, 0, 0, conf=0.5).asked
 
 
 def test_unknown_value_counts_wrong_but_not_silent() -> None:

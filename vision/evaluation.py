@@ -12,9 +12,8 @@ Per data set (`EvalResult`):
   predictions.
 * accuracy: labelled dice read with the right value / all labelled dice (missed = wrong).
 * images_all_right: images where every labelled die is read right and nothing extra is read.
-* asked: predictions the table would ask the player about: flagged, or without a value (a
-  reader flags what it does not trust: the judge a die read less surely than its trust
-  threshold, vision.judge.Judge).  silent errors: wrong predictions (wrong value, or extra)
+* asked: predictions the table would ask the player about (`DieReading.asked`: flagged,
+  or without a value).  silent errors: wrong predictions (wrong value, or extra)
   that are NOT asked about — unflagged, with a value.  These are
   the errors that reach the Kniffel sheet unnoticed; reported as a count and as % of labelled
   dice.  caught errors: wrong predictions that were asked about.
@@ -132,12 +131,6 @@ def match(preds: Iterable[DieReading], labels: Iterable[DieLabel],
 # ---------------------------------------------------------------------------
 
 
-def is_asked(pred: DieReading) -> bool:
-    """Would the table ask the player about this die (not take it silently)? It asks about
-    every die that is flagged or has no value (vision.watch), as here."""
-    return pred.flag is not None or pred.value is None
-
-
 @dataclass
 class ImageScore:
     """How one reading compares with one scene label."""
@@ -203,7 +196,7 @@ def score_image(reading: Reading, label: SceneLabel,
         if lab.flag is None:
             s.readable_correct += not wrong
         else:
-            s.hard_handled += (not wrong) or is_asked(p)
+            s.hard_handled += (not wrong) or p.asked
         _count_ask(s, p, wrong)
     s.legible_right = [(d.legibility, j in right_labels) for j, d in enumerate(label.dice)
                        if d.flag is None and d.legibility is not None]
@@ -218,7 +211,7 @@ def score_image(reading: Reading, label: SceneLabel,
 
 
 def _count_ask(s: ImageScore, p: DieReading, wrong: bool) -> None:
-    asked = is_asked(p)
+    asked = p.asked
     s.asked += asked
     if wrong and asked:
         s.caught_errors += 1

@@ -57,6 +57,13 @@ class DieReading:
     box: tuple[int, int, int, int]  # x0, y0, x1, y1 (inclusive-exclusive)
     flag: str | None = None
 
+    @property
+    def asked(self) -> bool:
+        """Does the table ask the players about this die instead of taking it: flagged, or
+        read as no value? A reader flags what it does not trust (the judge: a die read
+        less surely than its trust threshold, vision.judge.Judge)."""
+        return self.flag is not None or self.value is None
+
     def to_json(self) -> dict[str, object]:
         d = asdict(self)
         d["box"] = list(self.box)

@@ -229,7 +229,7 @@ def problems_of(slots: Sequence[DieReading | None], expected: int = DICE_IN_A_TH
     for i, die in enumerate(slots):
         if die is None:
             continue
-        if die.flag or die.value is None:
+        if die.asked:
             out.append(die_problem(i, die.flag or "unreadable"))
     return out
 

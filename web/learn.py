@@ -29,7 +29,6 @@ from typing import Any
 import cv2
 import numpy as np
 
-from vision.evaluation import is_asked
 from vision.reading import FLAGS, DieValue
 from vision.teach import Checked, DiceSet, DiceSetError, learn, load_dice_set
 from vision.watch import ObservedThrow
@@ -235,6 +234,6 @@ def checked_dice(throw: ObservedThrow, scored: Scored) -> list[CheckedDie] | Non
             continue  # a die the camera did not see (a placeholder)
         if die.flag in NOT_TAUGHT:
             continue
-        unsure = corrected or is_asked(die)
+        unsure = corrected or die.asked
         out.append((die.x, die.y, value, unsure))
     return out
