@@ -39,7 +39,12 @@ MORE_SETS = [
     ("synth-train-mixed-b", "mixed", 1000, 106),
 ]
 #: The steps that train on MORE_SETS too.
-ON_MORE_SETS = ("classifier", "detector", "body")
+ON_MORE_SETS = ("classifier", "detector", "detector-tune", "body")
+#: The scenes whose dice are hardest to find — on a printed cloth or in a noisy picture,
+#: about one in seven — among this many of its seed: the trained detector is tuned on
+#: them (`train.py detector-tune`; models/README.md, "The detector tuned on the scenes it
+#: finds dice in worst").
+HARD_SET = ("synth-train-hard", "mixed", 11500, 120)
 
 
 def generator_version() -> str:
@@ -50,17 +55,22 @@ def generator_version() -> str:
     return digest.hexdigest()[:16]
 
 
-def generate(folder: str, kind: str, count: int, seed: int, workers: int = 2) -> Path:
-    """Render a synthetic data set unless the same one, by the same generator, is there."""
+def generate(folder: str, kind: str, count: int, seed: int, workers: int = 2,
+             hard_to_find: bool = False) -> Path:
+    """Render a synthetic data set unless the same one, by the same generator, is there
+    (`hard_to_find`: only those of its `count` scenes, `python -m vision.synth
+    --hard-to-find`)."""
     out = DATA / folder
     stamp = out / "stamp.json"
-    want = {"kind": kind, "count": count, "seed": seed, "generator": generator_version()}
+    want = {"kind": kind, "count": count, "seed": seed, "generator": generator_version(),
+            **({"hard_to_find": True} if hard_to_find else {})}
     if stamp.is_file() and json.loads(stamp.read_text()) == want:
         return out
     t = time.time()
     subprocess.run([sys.executable, "-m", "vision.synth", "--out", str(out), "--count",
                     str(count), "--seed", str(seed), "--kind", kind, "--workers",
-                    str(workers)], check=True, cwd=ROOT)
+                    str(workers), *(["--hard-to-find"] if hard_to_find else [])],
+                   check=True, cwd=ROOT)
     stamp.write_text(json.dumps(want))
     print(f"generated {folder}: {count} {kind} scenes in {time.time() - t:.0f}s", flush=True)
     return out
@@ -134,6 +144,8 @@ def run_lanes(lanes: list[list[Step]]) -> None:
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--detector-steps", type=int, default=12000)
+    ap.add_argument("--tune-steps", type=int, default=3000,
+                    help="the detector's tuning on the scenes hardest to find dice in")
     ap.add_argument("--body-steps", type=int, default=3000)
     ap.add_argument("--refiner-steps", type=int, default=3000)
     ap.add_argument("--classifier-steps", type=int, default=8000)
@@ -141,11 +153,12 @@ def main() -> int:
     ap.add_argument("--embedder-scenes", type=int, default=6000,
                     help="scenes of dice painted with the emoji pool for the embedder")
     ap.add_argument("--embedder-width", type=int, default=16)
-    ap.add_argument("--only", choices=["detector", "body", "refiner", "classifier", "embedder",
-                                       "whiten", "judge"],
-                    default=None, help="one step (detector: with its body head; embedder: "
-                    "with its whitening; after a network, run --only judge: the judge's "
-                    "doubt belongs to the networks)")
+    ap.add_argument("--only", choices=["detector", "detector-tune", "body", "refiner",
+                                       "classifier", "embedder", "whiten", "judge"],
+                    default=None, help="one step (detector: tuned, with its body head; "
+                    "detector-tune: models/detector.onnx tuned further, with a new body head; "
+                    "embedder: with its whitening; after a network, run --only judge: the "
+                    "judge's doubt belongs to the networks)")
     args = ap.parse_args()
     start = time.time()
     judge = [sys.executable, str(MODELS / "fit_judge.py")]
@@ -156,6 +169,8 @@ def main() -> int:
     folders = [str(generate(*spec)) for spec in TRAIN_SETS]
     more_folders = folders + [str(generate(*spec)) for spec in MORE_SETS
                               if args.only is None or args.only in ON_MORE_SETS]
+    hard_folder = (str(generate(*HARD_SET, hard_to_find=True))
+                   if args.only in (None, "detector", "detector-tune") else "")
     train = [sys.executable, str(MODELS / "train.py")]
 
     def command(step: str, threads: int) -> list[str]:
@@ -164,6 +179,11 @@ def main() -> int:
         if step == "detector":
             return [*train, "detector", *common, "--out", str(MODELS / "detector.onnx"),
                     "--steps", str(args.detector_steps), "--batch", "16", "--seed", "11"]
+        if step == "detector-tune":
+            return [*train, "detector-tune", *common, "--detector",
+                    str(MODELS / "detector.onnx"), "--hard", hard_folder, "--out",
+                    str(MODELS / "detector.onnx"), "--steps", str(args.tune_steps),
+                    "--batch", "16", "--seed", "21"]
         if step == "body":
             return [*train, "body", *common, "--detector", str(MODELS / "detector.onnx"),
                     "--out", str(MODELS / "detector.onnx"), "--steps", str(args.body_steps),
@@ -185,7 +205,9 @@ def main() -> int:
                 str(args.embedder_steps), "--batch", "32", "--seed", "13"]
 
     if args.only:
-        steps = {"detector": ("detector", "body"), "embedder": ("pool-crops", "embedder")}
+        steps = {"detector": ("detector", "detector-tune", "body"),
+                 "detector-tune": ("detector-tune", "body"),
+                 "embedder": ("pool-crops", "embedder")}
         for step in steps.get(args.only, (args.only,)):
             subprocess.run(command(step, threads=2), check=True, cwd=ROOT)
         if args.only == "embedder":
@@ -196,18 +218,20 @@ def main() -> int:
         # thread poorly (a classifier step takes 167 ms on two threads, 257 ms on one, and
         # about as long with another training beside it; the detector's 118 and 150 ms on
         # the 2-core Intel Xeon of 2026-11-29), so side by side they take a little over
-        # half the time of the steps one after another. The detector and then the
-        # classifier (the longest step) in one lane; in the other, the embedder's scenes
+        # half the time of the steps one after another. The detector, its tuning and then
+        # the classifier (the longest step) in one lane; in the other, the embedder's scenes
         # and the refiner (which need no detector), then the body head and the embedder.
         # When one lane is done, the classifier is told to take the second core too.
         run_lanes([
             [Step("detector", command("detector", threads=1)),
+             Step("detector-tune", command("detector-tune", threads=1),
+                  needs=("detector",)),
              Step("classifier", [*command("classifier", threads=1),
                                  "--threads-on-signal", "2"],
-                  needs=("detector",), widens=True)],
+                  needs=("detector-tune",), widens=True)],
             [Step("pool-crops", command("pool-crops", threads=1)),
              Step("refiner", command("refiner", threads=1)),
-             Step("body", command("body", threads=1), needs=("detector",)),
+             Step("body", command("body", threads=1), needs=("detector-tune",)),
              Step("embedder", command("embedder", threads=1))],
         ])
         POOL_CROPS.unlink()

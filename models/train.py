@@ -2,6 +2,8 @@
 export them to ONNX.
 
     python models/train.py detector --data DIR [DIR ...] --real Train --out models/detector.onnx
+    python models/train.py detector-tune --data DIR [DIR ...] --real Train \
+        --detector models/detector.onnx --hard DIR --out models/detector.onnx
     python models/train.py body --data DIR [DIR ...] --real Train --detector models/detector.onnx \
         --out models/detector.onnx
     python models/train.py classifier --data DIR [DIR ...] --real Train --out models/classifier.onnx
@@ -287,21 +289,98 @@ def train_detector(samples: list[DetSample], steps: int, batch: int, crop: int,
     net.train()
     t0 = time.time()
     for step in range(steps):
-        idx = rng.integers(0, len(samples), batch)
-        b = det_batch(samples, idx, rng, crop)
-        heat, reg, mask = b.heat, b.reg, b.mask
-        x = color_jitter(b.x, gen).contiguous(memory_format=FAST_LAYOUT)
-        out = net(x)
-        loss_heat = focal_loss(out[:, 0:1], heat)
-        n = mask.sum().clamp(min=1)
-        loss_off = (F.l1_loss(out[:, 1:3], reg[:, 0:2], reduction="none") * mask).sum() / n
-        loss_size = (F.l1_loss(out[:, 3:5], reg[:, 2:4], reduction="none") * mask).sum() / n
-        loss = loss_heat + loss_off + 0.5 * loss_size
-        descend(opt, sched, loss)
+        b = det_batch(samples, rng.integers(0, len(samples), batch), rng, crop)
+        losses = detector_losses(net, b, gen)
+        descend(opt, sched, losses[0])
         if step % 100 == 0 or step == steps - 1:
-            log(f"detector step {step}/{steps} loss {loss.item():.3f} (heat "
-                f"{loss_heat.item():.3f} off {loss_off.item():.3f} size "
-                f"{loss_size.item():.3f}) {time.time() - t0:.0f}s")
+            log(f"detector step {step}/{steps} {format_losses(losses)} {time.time() - t0:.0f}s")
+    return net.eval()
+
+
+def detector_losses(net: DiceDetector, b: DetBatch, gen: torch.Generator
+                    ) -> tuple[torch.Tensor, ...]:
+    """The detector's loss on a batch (colour-jittered here) and its parts: the heatmap's
+    focal loss, the sub-cell offset's and the size's L1 at the dice's centre cells."""
+    out = net(color_jitter(b.x, gen).contiguous(memory_format=FAST_LAYOUT))
+    loss_heat = focal_loss(out[:, 0:1], b.heat)
+    n = b.mask.sum().clamp(min=1)
+    loss_off = (F.l1_loss(out[:, 1:3], b.reg[:, 0:2], reduction="none") * b.mask).sum() / n
+    loss_size = (F.l1_loss(out[:, 3:5], b.reg[:, 2:4], reduction="none") * b.mask).sum() / n
+    return loss_heat + loss_off + 0.5 * loss_size, loss_heat, loss_off, loss_size
+
+
+def format_losses(losses: tuple[torch.Tensor, ...]) -> str:
+    total, heat, off, size = (v.item() for v in losses)
+    return f"loss {total:.3f} (heat {heat:.3f} off {off:.3f} size {size:.3f})"
+
+
+#: Tuning the trained detector on the scenes it finds dice in worst (build.py's HARD_SET:
+#: printed cloths, noisy pictures): this share of every batch drawn from them and the rest
+#: from its own training scenes, at this learning rate (a thirtieth of training's), falling
+#: to 0 on a cosine. See models/README.md, "The detector tuned on the scenes it finds dice
+#: in worst": fewer extra finds with every seed; at a tenth of training's rate, more silent
+#: errors on taught sets.
+TUNE_HARD_SHARE = 0.3
+TUNE_LR = 1e-4
+
+
+def detector_from_onnx(model: onnx.ModelProto) -> DiceDetector:
+    """The network of an exported detector, to train further. The export folded each batch
+    norm into its convolution; here each batch norm holds the folded bias and passes the
+    rest through (mean 0, variance 1), so the network computes what the file does, and
+    `tune_detector` keeps those statistics fixed."""
+    from onnx import numpy_helper
+
+    weights = {t.name: numpy_helper.to_array(t).copy() for t in model.graph.initializer}
+    convs = [node for node in model.graph.node if node.op_type == "Conv"
+             and not node.input[1].startswith("body_head/")]
+    net = DiceDetector()
+    layers = [m for m in net.modules() if isinstance(m, torch.nn.Conv2d)]
+    if len(layers) != len(convs):
+        raise ValueError(f"the file has {len(convs)} convolutions, the detector {len(layers)}")
+    norm_after = {id(seq[0]): seq[1] for seq in net.modules()
+                  if isinstance(seq, torch.nn.Sequential) and len(seq) == 3
+                  and isinstance(seq[1], torch.nn.BatchNorm2d)}
+    with torch.no_grad():
+        for layer, node in zip(layers, convs, strict=True):
+            weight, bias = (torch.from_numpy(weights[name]) for name in node.input[1:3])
+            layer.weight.copy_(weight)
+            norm = norm_after.get(id(layer))
+            if norm is None:
+                layer.bias.copy_(bias)
+                continue
+            norm.running_mean.zero_()
+            norm.running_var.fill_(1 - norm.eps)
+            norm.weight.fill_(1.0)
+            norm.bias.copy_(bias)
+    return net.eval()
+
+
+def tune_detector(net: DiceDetector, samples: list[DetSample], hard: list[DetSample],
+                  steps: int, batch: int, crop: int, seed: int) -> DiceDetector:
+    """`net` trained further, TUNE_HARD_SHARE of each batch's crops from `hard`. Its batch
+    norms keep their statistics (they are the folded ones of `detector_from_onnx`); their
+    scale and shift learn with the rest."""
+    rng, gen = seeded(seed)
+    net = net.to(memory_format=FAST_LAYOUT)
+    opt = torch.optim.AdamW(net.parameters(), lr=TUNE_LR, weight_decay=1e-4)
+    sched = torch.optim.lr_scheduler.LambdaLR(
+        opt, lambda step: 0.5 * (1 + math.cos(math.pi * min(step, steps) / steps)))
+    net.train()
+    for module in net.modules():
+        if isinstance(module, torch.nn.BatchNorm2d):
+            module.eval()
+    both = samples + hard
+    t0 = time.time()
+    for step in range(steps):
+        n_hard = int(rng.binomial(batch, TUNE_HARD_SHARE))
+        idx = np.concatenate([rng.integers(0, len(samples), batch - n_hard),
+                              len(samples) + rng.integers(0, len(hard), n_hard)])
+        losses = detector_losses(net, det_batch(both, idx, rng, crop), gen)
+        descend(opt, sched, losses[0])
+        if step % 100 == 0 or step == steps - 1:
+            log(f"detector tuning step {step}/{steps} {format_losses(losses)} "
+                f"{time.time() - t0:.0f}s")
     return net.eval()
 
 
@@ -737,9 +816,10 @@ def save(model: onnx.ModelProto, out: Path, meta: dict[str, str]) -> None:
 
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("model", choices=["detector", "body", "classifier", "refiner", "embedder",
-                                      "pool-crops"],
-                    help="pool-crops: render the embedder's scenes of dice painted with the "
+    ap.add_argument("model", choices=["detector", "detector-tune", "body", "classifier",
+                                      "refiner", "embedder", "pool-crops"],
+                    help="detector-tune: train --detector further, partly on --hard scenes; "
+                         "pool-crops: render the embedder's scenes of dice painted with the "
                          "art pool and write their crops (--out FILE.npz) for the embedder")
     ap.add_argument("--data", type=Path, nargs="+", default=[])
     ap.add_argument("--real", default=None, help="real split to add (Train; never Valid)")
@@ -754,7 +834,10 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--width", type=int, default=24,
                     help="classifier, embedder: channels of the first layer; body: of the head")
     ap.add_argument("--detector", type=Path, default=None, metavar="DETECTOR.onnx",
-                    help="body: the trained detector to add the body head to")
+                    help="body: the trained detector to add the body head to; "
+                         "detector-tune: the trained detector to tune")
+    ap.add_argument("--hard", type=Path, nargs="+", default=[], metavar="DIR",
+                    help="detector-tune: the scenes to tune on (build.py's HARD_SET)")
     ap.add_argument("--identity-pool", type=Path, default=None, metavar="DIR",
                     help="pool-crops: the art pool to paint dice with "
                          "(models/make_animal_art.py --pool)")
@@ -798,6 +881,21 @@ def main(argv: list[str] | None = None) -> int:
         export(net, torch.zeros(1, 3, 288, DETECTOR_LONG_SIDE), args.out, ["image"], ["out"],
                {"image": {2: "height", 3: "width"}},
                {**info, "long_side": str(DETECTOR_LONG_SIDE), "stride": str(DETECTOR_STRIDE)})
+    elif args.model == "detector-tune":
+        if not args.detector or not args.hard:
+            ap.error("detector-tune needs --detector and --hard")
+        base = detector_only(onnx.load(str(args.detector)))
+        samples = detector_samples(scenes)
+        hard = detector_samples(iter_scenes(args.hard, None))
+        log(f"{len(samples)} scenes, {len(hard)} hard scenes")
+        net = tune_detector(detector_from_onnx(base), samples, hard, args.steps, args.batch,
+                            crop=160, seed=args.seed)
+        trained = {p.key: p.value for p in base.metadata_props}
+        export(net, torch.zeros(1, 3, 288, DETECTOR_LONG_SIDE), args.out, ["image"], ["out"],
+               {"image": {2: "height", 3: "width"}},
+               {**trained, "tune_seed": str(args.seed), "tune_steps": str(args.steps),
+                "tune_hard": json.dumps([str(d) for d in args.hard]),
+                "tune_hard_share": str(TUNE_HARD_SHARE), "tune_lr": str(TUNE_LR)})
     elif args.model == "body":
         if not args.detector:
             ap.error("the body head needs --detector")

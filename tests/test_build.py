@@ -54,6 +54,44 @@ def test_the_body_head_is_added_beside_the_detectors_own_output() -> None:
     assert {p.key for p in merged.metadata_props} >= {"long_side", "stride"}
 
 
+def test_a_detector_read_back_from_its_file_says_what_the_file_says(tmp_path: Path) -> None:
+    """`train.py detector-tune` starts from the exported detector: read back into PyTorch
+    (its batch norms folded into the convolutions by the export), it must compute what the
+    file does; tuning keeps those batch norms' statistics and exports a detector that says
+    what the tuned network says (only where PyTorch, the `train` extra, is installed)."""
+    torch = pytest.importorskip("torch")
+    import onnx
+    import onnxruntime as ort
+    import train
+
+    shipped = train.detector_only(onnx.load(str(build.MODELS / "detector.onnx")))
+    net = train.detector_from_onnx(shipped)
+    image = np.random.default_rng(1).uniform(-0.5, 0.5, (1, 3, 96, 128)).astype(np.float32)
+    want = ort.InferenceSession(shipped.SerializeToString()).run(["out"], {"image": image})[0]
+    with torch.no_grad():
+        got = net(torch.from_numpy(image)).numpy()
+    assert np.allclose(got, want, atol=1e-4)
+
+    rng = np.random.default_rng(2)
+    samples = [train.DetSample(rng.integers(0, 256, (120, 160, 3), dtype=np.uint8),
+                               np.array([[60.0, 50.0]], np.float32),
+                               np.array([[20.0, 20.0]], np.float32),
+                               np.zeros((1, 2), np.float32)) for _ in range(3)]
+    norms = [m for m in net.modules() if isinstance(m, torch.nn.BatchNorm2d)]
+    first_weight = next(net.parameters()).detach().clone()
+    tuned = train.tune_detector(net, samples[:2], samples[2:], steps=2, batch=4, crop=64,
+                                seed=3)
+    assert all(float(m.running_mean.abs().max()) == 0.0 for m in norms)
+    assert not torch.equal(next(tuned.parameters()), first_weight)
+    out = tmp_path / "tuned.onnx"
+    train.export(tuned, torch.zeros(1, 3, 96, 128), out, ["image"], ["out"],
+                 {"image": {2: "height", 3: "width"}}, {})
+    with torch.no_grad():
+        want = tuned(torch.from_numpy(image)).numpy()
+    got = ort.InferenceSession(str(out)).run(["out"], {"image": image})[0]
+    assert np.allclose(got, want, atol=1e-4)
+
+
 def test_the_refiners_targets_point_at_the_top_face_in_the_turned_crop() -> None:
     """`train.py refiner`: whatever the crop's place, size and turn, its target must lead
     from the crop centre to the die's top-face centre, at the die's size (only where

@@ -28,6 +28,7 @@ from vision.synth import (
     sampling,
 )
 from vision.synth.__main__ import main as cli_main
+from vision.synth.dataset import hard_to_find, scene_for_index
 from vision.synth.renderer import LEGIBLE
 from vision.synth.sampling import PATTERNED, _plain_surface, random_surface
 from vision.synth.textures import surface_tile
@@ -215,6 +216,22 @@ def test_cli_writes_images_and_labels(tmp_path: Path) -> None:
     cli_main(["--out", str(tmp_path / "again"), "--count", "3", "--seed", "11",
               "--kind", "mixed", "--workers", "2", "--resolution", "320x240"])
     assert (tmp_path / "again" / "labels.jsonl").read_text() == first
+
+
+def test_the_cli_renders_only_the_scenes_hard_to_find_when_asked(tmp_path: Path) -> None:
+    """`--hard-to-find` (the detector's tuning set, models/build.py HARD_SET): of the
+    --count scenes, those on a printed cloth or in a noisy picture, each under its own
+    number and as the whole set renders it."""
+    args = ["--count", "60", "--seed", "120", "--kind", "mixed", "--resolution", "320x240"]
+    cli_main(["--out", str(tmp_path / "hard"), *args, "--hard-to-find"])
+    want = [i for i in range(60)
+            if hard_to_find(scene_for_index(120, i, "mixed", (320, 240)))]
+    assert 0 < len(want) < 20
+    labels = load_labels(tmp_path / "hard")
+    assert [lb.image for lb in labels] == [f"{i:06d}.jpg" for i in want]
+    image, label = render(scene_for_index(120, want[0], "mixed", (320, 240)))
+    assert [d.value for d in labels[0].dice] == [d.value for d in label.dice]
+    assert cv2.imread(str(tmp_path / "hard" / labels[0].image)).shape == image.shape
 
 
 def test_animal_art_on_the_top_face() -> None:

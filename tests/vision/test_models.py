@@ -420,12 +420,16 @@ def test_the_larger_second_search_looks_only_around_the_first_finds(
         shares.append(part[0] * part[1] / (whole[0] * whole[1]))
         centres = [d.center for d in label.dice]
         assert len(near_dice(around, centres)) >= 5
-        # The same finds; a size may differ by a hair where the network's context reaches
-        # past the part's edge.
+        # The same finds. Where a die the first search missed lies a few die sizes from
+        # the part's edge, the network's context reaches past it: its place and size may
+        # differ by a little (the tuned detector of 2026-11-30: 5 % of its size in place,
+        # 2 % in size, for one die in these scenes; none of 200 in 40 others; both
+        # finds lay as near the die's centre).
         part_finds, whole_finds = (np.array(near_dice(f, centres)) for f in (around, everywhere))
         assert part_finds.shape == whole_finds.shape
-        assert np.allclose(part_finds[:, :2], whole_finds[:, :2], rtol=0, atol=0.5)
-        assert np.allclose(part_finds[:, 2], whole_finds[:, 2], rtol=0.02, atol=0)
+        apart = np.hypot(*(part_finds[:, :2] - whole_finds[:, :2]).T)
+        assert np.all(apart <= 0.08 * whole_finds[:, 2]), (part_finds, whole_finds)
+        assert np.allclose(part_finds[:, 2], whole_finds[:, 2], rtol=0.04, atol=0)
     assert max(shares) < 1.0 and min(shares) < 0.6, shares
 
 

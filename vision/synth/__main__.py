@@ -1,4 +1,5 @@
-"""CLI: python -m vision.synth --out DIR --count N --seed S --kind pips|animals|mixed."""
+"""CLI: python -m vision.synth --out DIR --count N --seed S --kind pips|animals|mixed
+[--hard-to-find]."""
 
 from __future__ import annotations
 
@@ -6,7 +7,7 @@ import argparse
 import time
 from pathlib import Path
 
-from .dataset import generate
+from .dataset import generate, hard_to_find
 from .sampling import KINDS
 
 
@@ -21,6 +22,9 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument("--quality", type=int, default=95, help="JPEG quality of the files")
     ap.add_argument("--resolution", default=None,
                     help="fixed image size WxH (default: random 0.3-2 MP, 4:3 and 16:9)")
+    ap.add_argument("--hard-to-find", action="store_true",
+                    help="only those of the --count scenes whose dice the detector finds "
+                         "worst: a printed cloth or a noisy picture (about one in seven)")
     args = ap.parse_args(argv)
     resolution = None
     if args.resolution:
@@ -28,7 +32,7 @@ def main(argv: list[str] | None = None) -> None:
         resolution = (w, h)
     t0 = time.perf_counter()
     labels = generate(args.out, args.count, args.seed, args.kind, args.workers, args.quality,
-                      resolution=resolution)
+                      resolution=resolution, only=hard_to_find if args.hard_to_find else None)
     dt = time.perf_counter() - t0
     n = sum(len(lb.dice) for lb in labels)
     print(f"wrote {len(labels)} images with {n} dice to {args.out} in {dt:.1f} s")
