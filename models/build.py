@@ -18,6 +18,10 @@ from dataclasses import dataclass
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+from vision.datasets import REAL_ENV, real_root  # noqa: E402
+
 DATA = ROOT / "data"
 MODELS = ROOT / "models"
 #: The embedder's crops of dice painted with the art pool (`train.py pool-crops`).
@@ -141,6 +145,18 @@ def run_lanes(lanes: list[list[Step]]) -> None:
         raise
 
 
+def missing_real_photos() -> str | None:
+    """Why the real photos' Train split cannot be trained on (one line), or None: every
+    network trains on it, and without it `make models` would stop at its first network,
+    after ten minutes of rendering."""
+    folder = real_root() / "Train"
+    if folder.is_dir():
+        return None
+    return (f"build.py: the real photos' Train split is not at {folder}; set {REAL_ENV} to "
+            "the folder holding Train/ and Valid/ (shared/data/real/matteop65 beside the "
+            "checkout)")
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--detector-steps", type=int, default=12000)
@@ -166,6 +182,10 @@ def main() -> int:
     if args.only in ("judge", "whiten"):  # the validation scenes, not the training sets
         subprocess.run(judge if args.only == "judge" else whiten, check=True, cwd=ROOT)
         return 0
+    problem = missing_real_photos()
+    if problem:
+        print(problem, file=sys.stderr)
+        return 2
     folders = [str(generate(*spec)) for spec in TRAIN_SETS]
     more_folders = folders + [str(generate(*spec)) for spec in MORE_SETS
                               if args.only is None or args.only in ON_MORE_SETS]

@@ -32,6 +32,22 @@ def test_a_set_rendered_by_an_older_generator_is_rendered_again(
     assert json.loads(stamp.read_text())["generator"] == build.generator_version()
 
 
+def test_without_the_real_photos_make_models_stops_at_once_in_one_line(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Every network trains on the real Train split: where it is missing, `build.py` says
+    so before rendering anything, not after ten minutes from inside the first network."""
+    monkeypatch.setattr(build, "DATA", tmp_path / "data")
+    monkeypatch.setenv("KNIFFEL_REAL_DATA", str(tmp_path / "nowhere"))
+    monkeypatch.setattr(sys, "argv", ["build.py"])
+    assert build.main() == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "KNIFFEL_REAL_DATA" in err and "nowhere" in err, err
+    assert not (tmp_path / "data").exists()
+    (tmp_path / "nowhere" / "Train").mkdir(parents=True)
+    assert build.missing_real_photos() is None
+
+
 def test_the_body_head_is_added_beside_the_detectors_own_output() -> None:
     """`train.py body` adds an output and changes nothing the detector said before (only
     where PyTorch, the `train` extra, is installed)."""
