@@ -76,7 +76,9 @@ def generate(folder: str, kind: str, count: int, seed: int, workers: int = 2,
                     str(workers), *(["--hard-to-find"] if hard_to_find else [])],
                    check=True, cwd=ROOT)
     stamp.write_text(json.dumps(want))
-    print(f"generated {folder}: {count} {kind} scenes in {time.time() - t:.0f}s", flush=True)
+    which = "those hard to find of " if hard_to_find else ""
+    print(f"generated {folder}: {which}{count} {kind} scenes in {time.time() - t:.0f}s",
+          flush=True)
     return out
 
 
