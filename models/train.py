@@ -237,9 +237,11 @@ def in_bfloat16() -> contextlib.AbstractContextManager[None]:
     return torch.autocast("cpu", dtype=torch.bfloat16, enabled=BFLOAT16)
 
 
-def warmup_cosine(opt: torch.optim.Optimizer, steps: int) -> torch.optim.lr_scheduler.LambdaLR:
-    """Linear warm-up over the first 5 % of steps, then a cosine decay to zero."""
-    warm = max(1, steps // 20)
+def warmup_cosine(opt: torch.optim.Optimizer, steps: int, warm_up: bool = True
+                  ) -> torch.optim.lr_scheduler.LambdaLR:
+    """Linear warm-up over the first 5 % of steps (unless not `warm_up`: a trained network
+    tuned further), then a cosine decay to zero."""
+    warm = max(1, steps // 20) if warm_up else 1
 
     def factor(step: int) -> float:
         return min(1.0, (step + 1) / warm) * 0.5 * (1 + math.cos(math.pi * step / steps))
@@ -254,11 +256,12 @@ def seeded(seed: int) -> tuple[np.random.Generator, torch.Generator]:
     return np.random.default_rng(seed), torch.Generator().manual_seed(seed)
 
 
-def adamw(params: Iterable[torch.nn.Parameter], steps: int, weight_decay: float
+def adamw(params: Iterable[torch.nn.Parameter], steps: int, weight_decay: float,
+          lr: float = 3e-3, warm_up: bool = True
           ) -> tuple[torch.optim.Optimizer, torch.optim.lr_scheduler.LambdaLR]:
     """The optimiser every network here trains with, and its warm-up + cosine schedule."""
-    opt = torch.optim.AdamW(params, lr=3e-3, weight_decay=weight_decay)
-    return opt, warmup_cosine(opt, steps)
+    opt = torch.optim.AdamW(params, lr=lr, weight_decay=weight_decay)
+    return opt, warmup_cosine(opt, steps, warm_up)
 
 
 def descend(opt: torch.optim.Optimizer, sched: torch.optim.lr_scheduler.LRScheduler,
@@ -363,9 +366,7 @@ def tune_detector(net: DiceDetector, samples: list[DetSample], hard: list[DetSam
     scale and shift learn with the rest."""
     rng, gen = seeded(seed)
     net = net.to(memory_format=FAST_LAYOUT)
-    opt = torch.optim.AdamW(net.parameters(), lr=TUNE_LR, weight_decay=1e-4)
-    sched = torch.optim.lr_scheduler.LambdaLR(
-        opt, lambda step: 0.5 * (1 + math.cos(math.pi * min(step, steps) / steps)))
+    opt, sched = adamw(net.parameters(), steps, weight_decay=1e-4, lr=TUNE_LR, warm_up=False)
     net.train()
     for module in net.modules():
         if isinstance(module, torch.nn.BatchNorm2d):
