@@ -38,11 +38,11 @@ def test_without_the_real_photos_make_models_stops_at_once_in_one_line(
     """Every network trains on the real Train split: where it is missing, `build.py` says
     so before rendering anything, not after ten minutes from inside the first network."""
     monkeypatch.setattr(build, "DATA", tmp_path / "data")
-    monkeypatch.setenv("KNIFFEL_REAL_DATA", str(tmp_path / "nowhere"))
+    monkeypatch.setenv(build.REAL_ENV, str(tmp_path / "nowhere"))
     monkeypatch.setattr(sys, "argv", ["build.py"])
     assert build.main() == 2
     err = capsys.readouterr().err
-    assert err.count("\n") == 1 and "KNIFFEL_REAL_DATA" in err and "nowhere" in err, err
+    assert err.count("\n") == 1 and build.REAL_ENV in err and "nowhere" in err, err
     assert not (tmp_path / "data").exists()
     (tmp_path / "nowhere" / "Train").mkdir(parents=True)
     assert build.missing_real_photos() is None
