@@ -222,7 +222,8 @@ def test_the_cli_renders_only_the_scenes_hard_to_find_when_asked(tmp_path: Path)
     """`--hard-to-find` (the detector's tuning set, models/build.py HARD_SET): of the
     --count scenes, those on a printed cloth or in a noisy picture, each under its own
     number and as the whole set renders it."""
-    args = ["--count", "60", "--seed", "120", "--kind", "mixed", "--resolution", "320x240"]
+    args = ["--count", "60", "--seed", "120", "--kind", "mixed", "--resolution", "320x240",
+            "--workers", "2"]
     cli_main(["--out", str(tmp_path / "hard"), *args, "--hard-to-find"])
     want = [i for i in range(60)
             if hard_to_find(scene_for_index(120, i, "mixed", (320, 240)))]

@@ -25,10 +25,16 @@ def scene_for_index(seed: int, index: int, kind: str = "pips",
     return random_scene(rng, kind, resolution=resolution)
 
 
-def _one(args: tuple[str, int, int, str, int, tuple[int, int] | None]) -> SceneLabel:
-    out, seed, index, kind, quality, resolution = args
+def _one(args: tuple[str, int, int, str, int, tuple[int, int] | None,
+                     Callable[[Scene], bool] | None]) -> SceneLabel | None:
+    """Render and write scene `index`, or nothing where `only` does not keep it: the worker
+    samples each scene once and decides there, so a filtered set is sampled in parallel."""
+    out, seed, index, kind, quality, resolution, only = args
     cv2.setNumThreads(1)
-    img, label = render(scene_for_index(seed, index, kind, resolution))
+    scene = scene_for_index(seed, index, kind, resolution)
+    if only is not None and not only(scene):
+        return None
+    img, label = render(scene)
     name = f"{index:06d}.jpg"
     cv2.imwrite(str(Path(out) / name), img, [cv2.IMWRITE_JPEG_QUALITY, quality])
     return dataclasses.replace(label, image=name)
@@ -51,15 +57,16 @@ def generate(out: Path, count: int, seed: int = 0, kind: str = "pips", workers: 
              resolution: tuple[int, int] | None = None,
              only: Callable[[Scene], bool] | None = None) -> list[SceneLabel]:
     """Write images start..start+count-1 (those whose scene `only` keeps, if given) and
-    `labels.jsonl` into `out`."""
+    `labels.jsonl` into `out`. `only` goes to the workers, so it must be a module-level
+    function (as `hard_to_find` is)."""
     out.mkdir(parents=True, exist_ok=True)
-    indices = [i for i in range(start, start + count)
-               if only is None or only(scene_for_index(seed, i, kind, resolution))]
-    jobs = [(str(out), seed, i, kind, quality, resolution) for i in indices]
+    jobs = [(str(out), seed, i, kind, quality, resolution, only)
+            for i in range(start, start + count)]
     if workers <= 1:
-        labels = [_one(j) for j in jobs]
+        written = [_one(j) for j in jobs]
     else:
         with ProcessPoolExecutor(max_workers=min(workers, os.cpu_count() or 1)) as ex:
-            labels = list(ex.map(_one, jobs, chunksize=8))
+            written = list(ex.map(_one, jobs, chunksize=8))
+    labels = [label for label in written if label is not None]
     save_labels(out, labels)
     return labels
