@@ -387,6 +387,60 @@ def test_some_tables_have_a_cable_or_a_label_and_every_other_draw_is_as_before(
     assert abs(cluttered / len(after) - share) < 0.1
 
 
+def test_a_share_of_scenes_have_dice_the_colour_of_their_table_and_the_rest_are_as_before(
+        ) -> None:
+    """`camouflage` (the training sets' share) recolours about that share of the scenes:
+    black pip dice with white pips on black felt, or felt the colour of the dice, under a
+    tray too; the dice lie where they did, and every other scene is drawn as without it."""
+    def body_gap(scene: Scene) -> float:
+        table = np.array(scene.table.surface.color)
+        return min(float(np.abs(np.array(d.style.body) - table).max()) for d in scene.dice)
+
+    changed = black = 0
+    for i in range(200):
+        plain = scene_for_index(101, i, "mixed", SMALL)
+        hidden = scene_for_index(101, i, "mixed", SMALL, camouflage=0.25)
+        if hidden == plain:
+            continue
+        changed += 1
+        assert hidden.table.surface.kind in ("felt", "leather") and hidden.dice
+        assert [(d.x, d.y, d.value) for d in hidden.dice] == \
+            [(d.x, d.y, d.value) for d in plain.dice]
+        assert dataclasses.replace(hidden, table=plain.table, dice=plain.dice,
+                                   tray=plain.tray) == plain
+        if hidden.tray is not None:
+            assert hidden.tray.floor == hidden.table.surface
+        assert body_gap(hidden) < 0.35
+        if all(d.style.kind == "pips" and max(d.style.body) < 0.2 < min(d.style.pip)
+               for d in hidden.dice):
+            black += 1
+    assert 30 < changed < 70 and 5 < black < changed
+    assert scene_for_index(101, 0, "mixed", SMALL, camouflage=0.0) == \
+        scene_for_index(101, 0, "mixed", SMALL)
+
+
+def test_the_cli_renders_a_share_of_camouflaged_scenes_and_refuses_a_share_past_one(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    args = ["--count", "12", "--seed", "101", "--kind", "pips", "--resolution", "320x240"]
+    cli_main(["--out", str(tmp_path / "hidden"), *args, "--camouflage", "0.5"])
+    cli_main(["--out", str(tmp_path / "plain"), *args])
+    hidden, plain = load_labels(tmp_path / "hidden"), load_labels(tmp_path / "plain")
+    assert [[(d.value, d.center) for d in lb.dice] for lb in hidden] == \
+        [[(d.value, d.center) for d in lb.dice] for lb in plain]  # the same dice, in place
+    differ = [lb.image for lb in hidden
+              if scene_for_index(101, int(lb.image[:6]), "pips", SMALL, camouflage=0.5)
+              != scene_for_index(101, int(lb.image[:6]), "pips", SMALL)]
+    assert differ
+    for name in differ:
+        a = cv2.imread(str(tmp_path / "hidden" / name))
+        b = cv2.imread(str(tmp_path / "plain" / name))
+        assert np.abs(a.astype(int) - b.astype(int)).mean() > 5
+    with pytest.raises(SystemExit):
+        cli_main(["--out", str(tmp_path / "bad"), *args, "--camouflage", "1.5"])
+    assert "--camouflage must be a share from 0 to 1, not 1.5" in capsys.readouterr().err
+    assert not (tmp_path / "bad").exists()
+
+
 def test_a_cable_is_drawn_along_its_path_and_off_the_dice() -> None:
     """A forced cable lies where cable_path says, clear of every die, and the dice are
     labelled as without it."""

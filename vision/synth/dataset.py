@@ -19,19 +19,21 @@ from .sampling import random_scene
 
 
 def scene_for_index(seed: int, index: int, kind: str = "pips",
-                    resolution: tuple[int, int] | None = None) -> Scene:
-    """Scene number `index` of the data set with `seed` (independent of worker count)."""
+                    resolution: tuple[int, int] | None = None,
+                    camouflage: float = 0.0) -> Scene:
+    """Scene number `index` of the data set with `seed` (independent of worker count);
+    `camouflage`: the share of scenes whose dice are the colour of their table."""
     rng = np.random.default_rng([int(seed), int(index)])
-    return random_scene(rng, kind, resolution=resolution)
+    return random_scene(rng, kind, resolution=resolution, camouflage=camouflage)
 
 
 def _one(args: tuple[str, int, int, str, int, tuple[int, int] | None,
-                     Callable[[Scene], bool] | None]) -> SceneLabel | None:
+                     Callable[[Scene], bool] | None, float]) -> SceneLabel | None:
     """Render and write scene `index`, or nothing where `only` does not keep it: the worker
     samples each scene once and decides there, so a filtered set is sampled in parallel."""
-    out, seed, index, kind, quality, resolution, only = args
+    out, seed, index, kind, quality, resolution, only, camouflage = args
     cv2.setNumThreads(1)
-    scene = scene_for_index(seed, index, kind, resolution)
+    scene = scene_for_index(seed, index, kind, resolution, camouflage)
     if only is not None and not only(scene):
         return None
     img, label = render(scene)
@@ -55,12 +57,14 @@ def hard_to_find(scene: Scene) -> bool:
 def generate(out: Path, count: int, seed: int = 0, kind: str = "pips", workers: int = 1,
              quality: int = 95, start: int = 0,
              resolution: tuple[int, int] | None = None,
-             only: Callable[[Scene], bool] | None = None) -> list[SceneLabel]:
+             only: Callable[[Scene], bool] | None = None,
+             camouflage: float = 0.0) -> list[SceneLabel]:
     """Write images start..start+count-1 (those whose scene `only` keeps, if given) and
     `labels.jsonl` into `out`. `only` goes to the workers, so it must be a module-level
-    function (as `hard_to_find` is)."""
+    function (as `hard_to_find` is). `camouflage`: the share of scenes whose dice are the
+    colour of their table (the training sets' `--camouflage`)."""
     out.mkdir(parents=True, exist_ok=True)
-    jobs = [(str(out), seed, i, kind, quality, resolution, only)
+    jobs = [(str(out), seed, i, kind, quality, resolution, only, camouflage)
             for i in range(start, start + count)]
     if workers <= 1:
         written = [_one(j) for j in jobs]

@@ -402,13 +402,36 @@ def _slide_to_contact(placer: _Placer, die: Die, anchor: DiePose, direction: np.
     return at(hi + 0.02)
 
 
+def camouflaged(rng: np.random.Generator, styles: list[DieStyle]
+               ) -> tuple[list[DieStyle], Surface]:
+    """Dice that hardly stand out from the table: half of such scenes (of pip dice only)
+    black dice with white pips on black felt, the dice tray's classic; the others felt or
+    leather the colour of the first set's body. Chance alone gives a die within 0.12 of its
+    floor's colour in one scene of fifteen, black pip dice on a black floor in one pip scene
+    of a hundred, and there the reader misses and doubts the most dice (models/README.md,
+    "Dice the colour of their table")."""
+    kind = _pick(rng, ("felt", "leather"), [3, 1])
+    if all(st.kind == "pips" for st in styles) and rng.random() < 0.5:
+        styles = [dataclasses.replace(st, body=_jit(rng, PIP_BODIES["black"], 0.1),
+                                      body2=_jit(rng, (0.2, 0.2, 0.2), 0.1), finish="plain",
+                                      opacity=1.0, pip=_jit(rng, PIP_COLORS["white"], 0.03),
+                                      one_pip=None)
+                  for st in styles]
+        color = _jit(rng, (0.1, 0.1, 0.1), 0.15)
+    else:
+        color = _jit(rng, styles[0].body, 0.1)
+    return styles, Surface(kind, color, (0, 0, 0), float(rng.uniform(80, 200)),
+                           float(rng.uniform(0, 180)), float(rng.uniform(0.6, 1.5)), 0, 0.0,
+                           int(rng.integers(0, 2**31)))
+
+
 # ---------------------------------------------------------------------------
 # random_scene
 # ---------------------------------------------------------------------------
 
 _KNOBS = {"n_dice", "n_kept", "resolution", "tilt_deg", "die_px", "die_mm", "table_kind",
           "tray", "hand", "cup", "tilted", "stacked", "cut", "distractors", "dim", "clean",
-          "touching", "art", "clutter"}
+          "touching", "art", "clutter", "camouflage"}
 _FIELDS = {f.name for f in dataclasses.fields(Scene)}
 
 
@@ -419,8 +442,10 @@ def random_scene(rng: np.random.Generator, kind: str = "pips", **overrides: Any)
     overrides: knobs of the distribution -- n_dice, n_kept, resolution=(w, h), tilt_deg,
     die_px (die size in pixels at the image centre), die_mm, table_kind, tray, hand, cup,
     tilted, stacked, cut, distractors, touching, clutter (booleans force a feature on or
-    off), dim, clean (no blur/noise/JPEG) -- or Scene fields (camera, table, lighting,
-    photo, dice, props, tray, occluders, seed) that replace the generated ones.
+    off), dim, clean (no blur/noise/JPEG), camouflage (the share of scenes drawn again with
+    their dice the colour of their table: `camouflaged`; 0 by default) -- or Scene fields
+    (camera, table, lighting, photo, dice, props, tray, occluders, seed) that replace the
+    generated ones.
     """
     if kind not in KINDS:
         raise ValueError(f"kind must be one of {KINDS}, not {kind!r}")
@@ -479,6 +504,12 @@ def random_scene(rng: np.random.Generator, kind: str = "pips", **overrides: Any)
         styles.append(random_style(rng, sk, ov.get("art", "animals")))
     if scene_kind == "both" and len(styles) == 1:
         styles.append(random_style(rng, "animals", ov.get("art", "animals")))
+    hidden_floor = None
+    if ov.get("table") is None and float(ov.get("camouflage") or 0) > 0:
+        side = np.random.default_rng([surface.seed, 2])  # other scenes stay as they were
+        if side.random() < float(ov["camouflage"]):
+            styles, hidden_floor = camouflaged(side, styles)
+            table = dataclasses.replace(table, surface=hidden_floor)
 
     placer = _Placer(cam)
     # tray
@@ -495,6 +526,8 @@ def random_scene(rng: np.random.Generator, kind: str = "pips", **overrides: Any)
                     random_surface(rng, _pick(rng, ("wood", "leather", "laminate"))))
     elif isinstance(ov.get("tray"), Tray):
         tray = ov["tray"]
+    if tray is not None and hidden_floor is not None and not isinstance(ov.get("tray"), Tray):
+        tray = dataclasses.replace(tray, floor=hidden_floor)
     if tray is not None:
         m = die_mm * 0.8
         placer.region = rect_footprint(tray.x, tray.y, tray.width_mm - 2 * m,
