@@ -199,6 +199,13 @@ def _patterned_surface(rng: np.random.Generator, kind: str, seed: int) -> Surfac
                    seed)
 
 
+def _felt(rng: np.random.Generator, kind: str, color: BGR, angle: float, seed: int
+          ) -> Surface:
+    """Felt or leather of `color`: a plain nap, no second colour."""
+    return Surface(kind, color, (0, 0, 0), float(rng.uniform(80, 200)), angle,
+                   float(rng.uniform(0.6, 1.5)), 0, 0.0, seed)
+
+
 def _plain_surface(rng: np.random.Generator, kind: str | None = None) -> Surface:
     kind = kind or _pick(rng, ("wood", "felt", "paper", "cloth", "laminate", "leather"),
                          [3, 2, 1, 1.5, 2, 0.5])
@@ -220,8 +227,7 @@ def _plain_surface(rng: np.random.Generator, kind: str | None = None) -> Surface
         base = _pick(rng, ((0.2, 0.45, 0.12), (0.5, 0.3, 0.08), (0.12, 0.1, 0.5),
                            (0.1, 0.1, 0.1), (0.3, 0.3, 0.3), (0.15, 0.3, 0.45),
                            (0.35, 0.15, 0.3)))
-        return Surface(kind, _jit(rng, base, 0.15), (0, 0, 0), float(rng.uniform(80, 200)),
-                       angle, float(rng.uniform(0.6, 1.5)), 0, 0.0, seed)
+        return _felt(rng, kind, _jit(rng, base, 0.15), angle, seed)
     if kind == "paper":
         return Surface("paper", _jit(rng, (0.9, 0.93, 0.94), 0.04),
                        _jit(rng, (0.85, 0.72, 0.55), 0.1), float(rng.uniform(100, 300)),
@@ -420,9 +426,8 @@ def camouflaged(rng: np.random.Generator, styles: list[DieStyle]
         color = _jit(rng, (0.1, 0.1, 0.1), 0.15)
     else:
         color = _jit(rng, styles[0].body, 0.1)
-    return styles, Surface(kind, color, (0, 0, 0), float(rng.uniform(80, 200)),
-                           float(rng.uniform(0, 180)), float(rng.uniform(0.6, 1.5)), 0, 0.0,
-                           int(rng.integers(0, 2**31)))
+    return styles, _felt(rng, kind, color, float(rng.uniform(0, 180)),
+                         int(rng.integers(0, 2**31)))
 
 
 # ---------------------------------------------------------------------------
@@ -505,9 +510,10 @@ def random_scene(rng: np.random.Generator, kind: str = "pips", **overrides: Any)
     if scene_kind == "both" and len(styles) == 1:
         styles.append(random_style(rng, "animals", ov.get("art", "animals")))
     hidden_floor = None
-    if ov.get("table") is None and float(ov.get("camouflage") or 0) > 0:
+    camouflage = float(ov.get("camouflage") or 0.0)
+    if ov.get("table") is None and camouflage > 0:
         side = np.random.default_rng([surface.seed, 2])  # other scenes stay as they were
-        if side.random() < float(ov["camouflage"]):
+        if side.random() < camouflage:
             styles, hidden_floor = camouflaged(side, styles)
             table = dataclasses.replace(table, surface=hidden_floor)
 
