@@ -251,9 +251,10 @@ def main() -> int:
         # about as long with another training beside it; the detector's 118 and 150 ms on
         # the 2-core Intel Xeon of 2026-11-29), so side by side they take a little over
         # half the time of the steps one after another. The detector, its tuning and then
-        # the classifier (the longest step) in one lane; in the other, the embedder's scenes
-        # and the refiner (which need no detector), then the body head and the embedder.
-        # When one lane is done, the classifier is told to take the second core too.
+        # the classifier (the longest step) in one lane; in the other, the embedder's scenes,
+        # the refiner and the embedder (which need no detector), then the body head once
+        # the detector is tuned. When one lane is done, the classifier is told to take the
+        # second core too.
         run_lanes([
             [Step("detector", command("detector", threads=1)),
              Step("detector-tune", command("detector-tune", threads=1),
@@ -263,8 +264,8 @@ def main() -> int:
                   needs=("detector-tune",), widens=True)],
             [Step("pool-crops", command("pool-crops", threads=1)),
              Step("refiner", command("refiner", threads=1)),
-             Step("body", command("body", threads=1), needs=("detector-tune",)),
-             Step("embedder", command("embedder", threads=1))],
+             Step("embedder", command("embedder", threads=1)),
+             Step("body", command("body", threads=1), needs=("detector-tune",))],
         ])
         POOL_CROPS.unlink()
         subprocess.run(whiten, check=True, cwd=ROOT)

@@ -221,19 +221,19 @@ def det_batch(samples: list[DetSample], idx: np.ndarray, rng: np.random.Generato
 #: The exported ONNX is the same.
 FAST_LAYOUT = torch.channels_last
 
-#: Where the CPU computes in bfloat16 (AVX-512 BF16, AMX), the crop networks (classifier,
-#: refiner, embedder) train under autocast: about 1.7-1.9× faster steps here, so twice the
-#: scenes fit in `make models`. The weights, optimiser and losses stay float32, and the
-#: exported ONNX is float32 either way; elsewhere the same recipe runs in float32. (The
-#: detector's steps are no faster so: models/README.md.)
+#: Where the CPU computes in bfloat16 (AVX-512 BF16, AMX), every network trains under
+#: autocast: the crop networks (classifier, refiner, embedder) about 1.7-1.9× faster steps,
+#: so twice the scenes fit in `make models`; the detector's steps 1.3× (models/README.md,
+#: "The detector trained in bfloat16; the body head last in its lane"). The weights, optimiser and losses stay float32, and
+#: the exported ONNX is float32 either way; elsewhere the same recipe runs in float32.
 BFLOAT16 = bool(torch.ops.mkldnn._is_mkldnn_bf16_supported())
-#: What the crop networks' metadata says they trained in.
+#: What each network's metadata says it trained in.
 PRECISION = "bfloat16" if BFLOAT16 else "float32"
 
 
 def in_bfloat16() -> contextlib.AbstractContextManager[None]:
-    """Autocast to bfloat16 where the CPU has it (BFLOAT16): the crop networks' forward
-    passes; their outputs are taken back to float32 before any loss."""
+    """Autocast to bfloat16 where the CPU has it (BFLOAT16): the networks' forward passes;
+    their outputs are taken back to float32 before any loss."""
     return torch.autocast("cpu", dtype=torch.bfloat16, enabled=BFLOAT16)
 
 
@@ -304,7 +304,9 @@ def detector_losses(net: DiceDetector, b: DetBatch, gen: torch.Generator
                     ) -> tuple[torch.Tensor, ...]:
     """The detector's loss on a batch (colour-jittered here) and its parts: the heatmap's
     focal loss, the sub-cell offset's and the size's L1 at the dice's centre cells."""
-    out = net(color_jitter(b.x, gen).contiguous(memory_format=FAST_LAYOUT))
+    with in_bfloat16():
+        out = net(color_jitter(b.x, gen).contiguous(memory_format=FAST_LAYOUT))
+    out = out.float()
     loss_heat = focal_loss(out[:, 0:1], b.heat)
     n = b.mask.sum().clamp(min=1)
     loss_off = (F.l1_loss(out[:, 1:3], b.reg[:, 0:2], reduction="none") * b.mask).sum() / n
@@ -881,7 +883,8 @@ def main(argv: list[str] | None = None) -> int:
         net = train_detector(samples, args.steps, args.batch, crop=160, seed=args.seed)
         export(net, torch.zeros(1, 3, 288, DETECTOR_LONG_SIDE), args.out, ["image"], ["out"],
                {"image": {2: "height", 3: "width"}},
-               {**info, "long_side": str(DETECTOR_LONG_SIDE), "stride": str(DETECTOR_STRIDE)})
+               {**info, "long_side": str(DETECTOR_LONG_SIDE), "stride": str(DETECTOR_STRIDE),
+                "precision": PRECISION})
     elif args.model == "detector-tune":
         if not args.detector or not args.hard:
             ap.error("detector-tune needs --detector and --hard")

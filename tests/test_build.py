@@ -232,6 +232,36 @@ def test_the_classifier_trains_in_the_cpus_precision_and_exports_float32(
     assert got.dtype == np.float32 and np.allclose(got, want, atol=1e-4)
 
 
+def test_the_detector_trains_in_the_cpus_precision_and_exports_float32(
+        tmp_path: Path) -> None:
+    """`train.py detector` also trains under bfloat16 autocast where the CPU has it, its
+    losses in float32; the ONNX file is float32 and reads like the trained network."""
+    torch = pytest.importorskip("torch")
+    import onnx
+    import onnxruntime as ort
+    import train
+
+    rng = np.random.default_rng(0)
+    samples = [train.DetSample(rng.integers(0, 256, (200, 240, 3), dtype=np.uint8),
+                               np.array([[100.0, 90.0]], np.float32),
+                               np.array([[30.0, 32.0]], np.float32),
+                               np.array([[0.0, 4.0]], np.float32)) for _ in range(3)]
+    batch = train.det_batch(samples, np.array([0, 1]), rng, 64)
+    losses = train.detector_losses(train.DiceDetector(), batch, torch.Generator())
+    assert all(v.dtype == torch.float32 and torch.isfinite(v) for v in losses)
+    net = train.train_detector(samples, steps=2, batch=2, crop=64, seed=3)
+    out = tmp_path / "detector.onnx"
+    image = torch.rand(1, 3, 64, 96) - 0.5
+    train.export(net, image, out, ["image"], ["out"], {"image": {2: "height", 3: "width"}},
+                 {"precision": train.PRECISION})
+    model = onnx.load(str(out))
+    assert model.graph.output[0].type.tensor_type.elem_type == onnx.TensorProto.FLOAT
+    with torch.no_grad():
+        want = net(image).numpy()
+    got = ort.InferenceSession(str(out)).run(["out"], {"image": image.numpy()})[0]
+    assert got.dtype == np.float32 and np.allclose(got, want, atol=1e-4)
+
+
 def test_off_centre_crops_lie_towards_the_side_faces_and_keep_the_top_faces_value() -> None:
     """`train.py classifier --off-centre`: crops cut where the detector's misplaced finds
     lie — off the top face towards the body of a die seen at an angle — labelled with the
