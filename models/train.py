@@ -224,8 +224,9 @@ FAST_LAYOUT = torch.channels_last
 #: Where the CPU computes in bfloat16 (AVX-512 BF16, AMX), every network trains under
 #: autocast: the crop networks (classifier, refiner, embedder) about 1.7-1.9× faster steps,
 #: so twice the scenes fit in `make models`; the detector's steps 1.3× (models/README.md,
-#: "The detector trained in bfloat16; the body head last in its lane"). The weights, optimiser and losses stay float32, and
-#: the exported ONNX is float32 either way; elsewhere the same recipe runs in float32.
+#: "The detector trained in bfloat16; the body head last in its lane"). The weights,
+#: optimiser and losses stay float32, and the exported ONNX is float32 either way;
+#: elsewhere the same recipe runs in float32.
 BFLOAT16 = bool(torch.ops.mkldnn._is_mkldnn_bf16_supported())
 #: What each network's metadata says it trained in.
 PRECISION = "bfloat16" if BFLOAT16 else "float32"
