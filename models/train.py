@@ -900,7 +900,8 @@ def main(argv: list[str] | None = None) -> int:
                {"image": {2: "height", 3: "width"}},
                {**trained, "tune_seed": str(args.seed), "tune_steps": str(args.steps),
                 "tune_hard": json.dumps([str(d) for d in args.hard]),
-                "tune_hard_share": str(TUNE_HARD_SHARE), "tune_lr": str(TUNE_LR)})
+                "tune_hard_share": str(TUNE_HARD_SHARE), "tune_lr": str(TUNE_LR),
+                "tune_precision": PRECISION})
     elif args.model == "body":
         if not args.detector:
             ap.error("the body head needs --detector")
