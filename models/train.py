@@ -136,11 +136,14 @@ def color_jitter(batch: torch.Tensor, gen: torch.Generator) -> torch.Tensor:
     bright = 0.3 * (torch.rand(n, 1, 1, 1, generator=gen) - 0.5)
     contrast = 0.6 + 0.8 * torch.rand(n, 1, 1, 1, generator=gen)
     mean = batch.mean(dim=(1, 2, 3), keepdim=True)
-    out = (batch - mean) * contrast + mean
-    out = (out + 0.5) * gain - 0.5 + bright
-    out = out + 0.02 * torch.rand(n, 1, 1, 1, generator=gen) * torch.randn(
-        out.shape, generator=gen)
-    return out.clamp(-0.5, 0.5)
+    # ((batch - mean) * contrast + mean + 0.5) * gain - 0.5 + bright, as one multiply-add
+    # over the batch: a classifier batch's jitter takes 7 ms on one thread, 17 ms as
+    # four passes over it.
+    shift = ((1 - contrast) * mean + 0.5) * gain - 0.5 + bright
+    out = torch.addcmul(shift, batch, contrast * gain)
+    noise = 0.02 * torch.rand(n, 1, 1, 1, generator=gen)
+    out.addcmul_(noise, torch.randn(out.shape, generator=gen))
+    return out.clamp_(-0.5, 0.5)
 
 
 @dataclass
@@ -731,11 +734,9 @@ def train_refiner(crops: np.ndarray, targets: np.ndarray, steps: int, batch: int
     t0 = time.time()
     for step in range(steps):
         idx = rng.integers(0, len(crops), batch)
-        x = color_jitter(crops_to_tensor(crops[idx]), gen)
-        if rng.random() < 0.3:
-            x = F.avg_pool2d(x, 3, 1, 1)  # defocus
+        x = jittered(crops_to_tensor(crops[idx]), rng, gen)
         with in_bfloat16():
-            pred = net(x.contiguous(memory_format=FAST_LAYOUT))
+            pred = net(x)
         pred = pred.float()
         loss = F.smooth_l1_loss(pred, torch.from_numpy(targets[idx]), beta=0.05)
         descend(opt, sched, loss)
@@ -751,6 +752,22 @@ def crops_to_tensor(crops: np.ndarray) -> torch.Tensor:
     return torch.from_numpy(crops[..., ::-1].copy()).permute(0, 3, 1, 2).float() / 255.0 - 0.5
 
 
+#: The crop networks' defocus: a 3 x 3 mean of each channel (zero beyond the crop), as a
+#: depthwise convolution on channels-last tensors: 2 ms a classifier batch on one thread,
+#: where `avg_pool2d` takes 14.
+DEFOCUS = torch.full((3, 1, 3, 3), 1 / 9)
+
+
+def jittered(crops: torch.Tensor, rng: np.random.Generator, gen: torch.Generator
+             ) -> torch.Tensor:
+    """A batch of crops colour-jittered and, three times in ten, defocused: the crop
+    networks' augmentation, in the layout they train in."""
+    x = color_jitter(crops, gen).contiguous(memory_format=FAST_LAYOUT)
+    if rng.random() < 0.3:
+        x = F.conv2d(x, DEFOCUS, padding=1, groups=3)
+    return x
+
+
 def augmented_batch(crops: np.ndarray, batch: int, rng: np.random.Generator,
                     gen: torch.Generator) -> tuple[np.ndarray, torch.Tensor]:
     """A random batch of crops (their indices, and the tensor) with the augmentations of
@@ -759,10 +776,7 @@ def augmented_batch(crops: np.ndarray, batch: int, rng: np.random.Generator,
     x = crops_to_tensor(crops[idx])
     if rng.random() < 0.5:
         x = x.flip(3)  # a mirrored face is still the same face
-    x = color_jitter(x, gen)
-    if rng.random() < 0.3:
-        x = F.avg_pool2d(x, 3, 1, 1)  # defocus
-    return idx, x.contiguous(memory_format=FAST_LAYOUT)
+    return idx, jittered(x, rng, gen)
 
 
 def train_classifier(crops: np.ndarray, values: np.ndarray, quality: np.ndarray, steps: int,

@@ -262,6 +262,33 @@ def test_the_detector_trains_in_the_cpus_precision_and_exports_float32(
     assert got.dtype == np.float32 and np.allclose(got, want, atol=1e-4)
 
 
+def test_the_augmentation_is_the_colour_jitter_and_defocus_it_says() -> None:
+    """The crop networks' augmentation, computed the fast way, is the jitter written out
+    step by step (brightness, contrast, gain, noise, from the same draws) and the defocus
+    is a 3 x 3 mean, as `avg_pool2d` takes it."""
+    torch = pytest.importorskip("torch")
+    import train
+    from torch.nn import functional as F
+
+    x = torch.rand(4, 3, 16, 16) - 0.5
+    got = train.color_jitter(x, torch.Generator().manual_seed(5))
+    gen = torch.Generator().manual_seed(5)
+    gain = 1 + 0.25 * (torch.rand(4, 3, 1, 1, generator=gen) - 0.5)
+    bright = 0.3 * (torch.rand(4, 1, 1, 1, generator=gen) - 0.5)
+    contrast = 0.6 + 0.8 * torch.rand(4, 1, 1, 1, generator=gen)
+    mean = x.mean(dim=(1, 2, 3), keepdim=True)
+    want = ((x - mean) * contrast + mean + 0.5) * gain - 0.5 + bright
+    want = want + 0.02 * torch.rand(4, 1, 1, 1, generator=gen) * torch.randn(
+        want.shape, generator=gen)
+    assert torch.allclose(got, want.clamp(-0.5, 0.5), atol=1e-6)
+    assert not torch.equal(got, x.clamp(-0.5, 0.5))
+    defocused = np.random.default_rng(
+        next(seed for seed in range(100) if np.random.default_rng(seed).random() < 0.3))
+    blurred = train.jittered(x, defocused, torch.Generator().manual_seed(5))
+    assert blurred.is_contiguous(memory_format=train.FAST_LAYOUT)
+    assert torch.allclose(blurred, F.avg_pool2d(got, 3, 1, 1), atol=1e-6)
+
+
 def test_off_centre_crops_lie_towards_the_side_faces_and_keep_the_top_faces_value() -> None:
     """`train.py classifier --off-centre`: crops cut where the detector's misplaced finds
     lie — off the top face towards the body of a die seen at an angle — labelled with the
