@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import sys
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pytest
@@ -201,14 +202,34 @@ def test_the_judge_is_fitted_on_the_readings_it_trusts(
     assert np.array_equal(again, features) and wrong_now.all()
 
 
+def _exports_float32_that_reads_like(net: Any, dummy: Any, x: Any, out: Path,
+                                     input_name: str, outputs: list[str],
+                                     axes: dict[str, dict[int, str]]) -> None:
+    """`train.export` writes `net` (traced on `dummy`) as an ONNX file whose inputs and
+    outputs are float32 and whose first output reads `x` as the network does."""
+    import onnx
+    import onnxruntime as ort
+    import torch
+    import train
+
+    train.export(net, dummy, out, [input_name], outputs, axes, {"precision": train.PRECISION})
+    model = onnx.load(str(out))
+    float32 = onnx.TensorProto.FLOAT
+    assert all(i.type.tensor_type.elem_type == float32 for i in model.graph.input)
+    assert all(o.type.tensor_type.elem_type == float32 for o in model.graph.output)
+    with torch.no_grad():
+        want = net(x)
+    want = (want[0] if isinstance(want, tuple) else want).numpy()
+    got = ort.InferenceSession(str(out)).run([outputs[0]], {input_name: x.numpy()})[0]
+    assert got.dtype == np.float32 and np.allclose(got, want, atol=1e-4)
+
+
 def test_the_classifier_trains_in_the_cpus_precision_and_exports_float32(
         tmp_path: Path) -> None:
     """`train.py classifier` trains under bfloat16 autocast where the CPU has it; the ONNX
     file the reader loads is float32 either way and reads like the trained network (only
     where PyTorch, the `train` extra, is installed)."""
     torch = pytest.importorskip("torch")
-    import onnx
-    import onnxruntime as ort
     import train
 
     from vision.preprocess import CROP_SIZE
@@ -218,18 +239,10 @@ def test_the_classifier_trains_in_the_cpus_precision_and_exports_float32(
     values = rng.integers(-1, 12, 16).astype(np.int64)
     quality = rng.integers(0, 5, 16).astype(np.int64)
     net = train.train_classifier(crops, values, quality, steps=2, batch=8, seed=3, width=8)
-    out = tmp_path / "classifier.onnx"
-    train.export(net, torch.zeros(2, 3, CROP_SIZE, CROP_SIZE), out, ["crops"],
-                 ["value", "quality"], {"crops": {0: "n"}}, {})
-    model = onnx.load(str(out))
-    float32 = onnx.TensorProto.FLOAT
-    assert all(i.type.tensor_type.elem_type == float32 for i in model.graph.input)
-    assert all(o.type.tensor_type.elem_type == float32 for o in model.graph.output)
-    x = train.crops_to_tensor(crops[:4])
-    with torch.no_grad():
-        want = net(x)[0].numpy()
-    got = ort.InferenceSession(str(out)).run(["value"], {"crops": x.numpy()})[0]
-    assert got.dtype == np.float32 and np.allclose(got, want, atol=1e-4)
+    _exports_float32_that_reads_like(net, torch.zeros(2, 3, CROP_SIZE, CROP_SIZE),
+                                     train.crops_to_tensor(crops[:4]),
+                                     tmp_path / "classifier.onnx", "crops",
+                                     ["value", "quality"], {"crops": {0: "n"}})
 
 
 def test_the_detector_trains_in_the_cpus_precision_and_exports_float32(
@@ -237,8 +250,6 @@ def test_the_detector_trains_in_the_cpus_precision_and_exports_float32(
     """`train.py detector` also trains under bfloat16 autocast where the CPU has it, its
     losses in float32; the ONNX file is float32 and reads like the trained network."""
     torch = pytest.importorskip("torch")
-    import onnx
-    import onnxruntime as ort
     import train
 
     rng = np.random.default_rng(0)
@@ -250,16 +261,9 @@ def test_the_detector_trains_in_the_cpus_precision_and_exports_float32(
     losses = train.detector_losses(train.DiceDetector(), batch, torch.Generator())
     assert all(v.dtype == torch.float32 and torch.isfinite(v) for v in losses)
     net = train.train_detector(samples, steps=2, batch=2, crop=64, seed=3)
-    out = tmp_path / "detector.onnx"
     image = torch.rand(1, 3, 64, 96) - 0.5
-    train.export(net, image, out, ["image"], ["out"], {"image": {2: "height", 3: "width"}},
-                 {"precision": train.PRECISION})
-    model = onnx.load(str(out))
-    assert model.graph.output[0].type.tensor_type.elem_type == onnx.TensorProto.FLOAT
-    with torch.no_grad():
-        want = net(image).numpy()
-    got = ort.InferenceSession(str(out)).run(["out"], {"image": image.numpy()})[0]
-    assert got.dtype == np.float32 and np.allclose(got, want, atol=1e-4)
+    _exports_float32_that_reads_like(net, image, image, tmp_path / "detector.onnx", "image",
+                                     ["out"], {"image": {2: "height", 3: "width"}})
 
 
 def test_the_augmentation_is_the_colour_jitter_and_defocus_it_says() -> None:
