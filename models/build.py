@@ -10,6 +10,7 @@ from __future__ import annotations
 import argparse
 import hashlib
 import json
+import shutil
 import signal
 import subprocess
 import sys
@@ -26,6 +27,9 @@ DATA = ROOT / "data"
 MODELS = ROOT / "models"
 #: The embedder's crops of dice painted with the art pool (`train.py pool-crops`).
 POOL_CROPS = DATA / "pool-crops.npz"
+#: The training scenes shrunk for the detector, made by its first step and read by the
+#: others (`train.py --samples-cache`); 3.5 GB, removed at the end like POOL_CROPS.
+SAMPLES_CACHE = DATA / "detector-samples"
 
 #: (folder, kind, count, seed) — training seeds are 1xx; test sets use 9xxxxx (evaluate.py).
 TRAIN_SETS = [
@@ -49,6 +53,14 @@ ON_MORE_SETS = ("classifier", "detector", "detector-tune", "body")
 #: them (`train.py detector-tune`; models/README.md, "The detector tuned on the scenes it
 #: finds dice in worst").
 HARD_SET = ("synth-train-hard", "mixed", 11500, 120)
+#: (folder, kind, count, seed): the validation scenes, never trained on: the judge's doubt
+#: (fit_judge.py) and the embedder's whitening (whiten_embedder.py) are fitted on them.
+VALIDATION_SETS = [
+    ("synth-val-800001", "pips", 300, 800001),
+    ("synth-val-800002", "animals", 300, 800002),
+    ("synth-val-800003", "pips", 300, 800003),
+    ("synth-val-800004", "animals", 300, 800004),
+]
 #: The share of the training scenes drawn again with their dice the colour of their table
 #: (black dice on black felt, or felt the colour of the dice:
 #: `vision.synth.sampling.camouflaged`), where the reader misses and doubts the most dice;
@@ -203,11 +215,16 @@ def main() -> int:
                               if args.only is None or args.only in ON_MORE_SETS]
     hard_folder = (str(generate(*HARD_SET, hard_to_find=True, camouflage=camouflage))
                    if args.only in (None, "detector", "detector-tune") else "")
+    if args.only is None:  # with the others, on both cores: the whitening runs in a lane
+        for spec in VALIDATION_SETS:
+            generate(*spec)
     train = [sys.executable, str(MODELS / "train.py")]
 
     def command(step: str, threads: int) -> list[str]:
         data = more_folders if step in ON_MORE_SETS else folders
         common = ["--data", *data, "--real", "Train", "--threads", str(threads)]
+        if step in ("detector", "detector-tune", "body"):
+            common += ["--samples-cache", str(SAMPLES_CACHE)]
         if step == "detector":
             return [*train, "detector", *common, "--out", str(MODELS / "detector.onnx"),
                     "--steps", str(args.detector_steps), "--batch", "16", "--seed", "11"]
@@ -242,6 +259,7 @@ def main() -> int:
                  "embedder": ("pool-crops", "embedder")}
         for step in steps.get(args.only, (args.only,)):
             subprocess.run(command(step, threads=2), check=True, cwd=ROOT)
+        shutil.rmtree(SAMPLES_CACHE, ignore_errors=True)
         if args.only == "embedder":
             POOL_CROPS.unlink()  # 1.3 GB, rendered again for the next embedder
             subprocess.run(whiten, check=True, cwd=ROOT)
@@ -252,9 +270,10 @@ def main() -> int:
         # the 2-core Intel Xeon of 2026-11-29), so side by side they take a little over
         # half the time of the steps one after another. The detector, its tuning and then
         # the classifier (the longest step) in one lane; in the other, the embedder's scenes,
-        # the refiner and the embedder (which need no detector), then the body head once
-        # the detector is tuned. When one lane is done, the classifier is told to take the
-        # second core too.
+        # the refiner and the embedder with its whitening (which need no detector), then the
+        # body head once the detector is tuned. When one lane is done, the classifier is
+        # told to take the second core too. The tuning and the body head read the scenes
+        # the detector shrank (SAMPLES_CACHE).
         run_lanes([
             [Step("detector", command("detector", threads=1)),
              Step("detector-tune", command("detector-tune", threads=1),
@@ -265,11 +284,12 @@ def main() -> int:
             [Step("pool-crops", command("pool-crops", threads=1)),
              Step("refiner", command("refiner", threads=1)),
              Step("embedder", command("embedder", threads=1)),
+             Step("whiten", whiten),
              Step("body", command("body", threads=1), needs=("detector-tune",))],
         ])
         POOL_CROPS.unlink()
-        subprocess.run(whiten, check=True, cwd=ROOT)
-        subprocess.run(judge, check=True, cwd=ROOT)
+        shutil.rmtree(SAMPLES_CACHE)
+        subprocess.run(judge, check=True, cwd=ROOT)  # on both cores: two readers
     print(f"make models: done in {(time.time() - start) / 60:.1f} min", flush=True)
     return 0
 

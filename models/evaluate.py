@@ -90,7 +90,7 @@ def legibility_table(results: dict[str, EvalResult]) -> str:
     return "\n".join(lines)
 
 
-def synthetic(folder: Path) -> list[tuple[Path, object]]:
+def synthetic(folder: Path) -> list[tuple[Path, SceneLabel]]:
     return [(folder / label.image, label) for label in load_labels(folder)]
 
 

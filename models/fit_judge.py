@@ -11,8 +11,11 @@ runs it after training, since the doubt belongs to the networks it was fitted wi
 from __future__ import annotations
 
 import argparse
+import functools
+import multiprocessing
 import sys
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 import cv2
@@ -22,21 +25,15 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "models"))
 
-from build import generate  # noqa: E402
+from build import VALIDATION_SETS, generate  # noqa: E402
 from evaluate import synthetic  # noqa: E402
 
 from vision.doubt import DOUBT_PATH, FEATURES, Doubt  # noqa: E402
 from vision.evaluation import match  # noqa: E402
 from vision.judge import Judge  # noqa: E402
 from vision.reader import Reader  # noqa: E402
+from vision.reading import SceneLabel  # noqa: E402
 
-#: (folder, kind, count, seed): scenes to fit on.
-VALIDATION_SETS = [
-    ("synth-val-800001", "pips", 300, 800001),
-    ("synth-val-800002", "animals", 300, 800002),
-    ("synth-val-800003", "pips", 300, 800003),
-    ("synth-val-800004", "animals", 300, 800004),
-]
 #: Ask where the estimated chance of an error is at least this: about twice the share of
 #: trusted readings that are wrong on the validation scenes (45 of 3545 with the models of
 #: 2026-11-25). There it asks about 383 more dice, 29 of the 45 among them; on the test
@@ -50,24 +47,52 @@ VALIDATION_SETS = [
 ASK_ABOVE = 0.02
 
 
-def trusted_readings(reader: Reader, folders: list[Path]) -> tuple[np.ndarray, np.ndarray]:
-    """Features and whether wrong, for every reading the judge trusts (not asked)."""
+#: The reader of this worker process (`trusted_readings`).
+_reader: Reader | None = None
+
+
+def _start_reader(make_reader: Callable[[], Reader]) -> None:
+    global _reader
+    _reader = make_reader()
+
+
+def _trusted_in(scene: tuple[Path, SceneLabel]) -> tuple[list[np.ndarray], list[bool]]:
+    """Evidence and whether wrong for each reading of one scene the judge trusts."""
+    assert _reader is not None, "_start_reader first"
+    path, label = scene
+    reading, evidence = _reader.judged(cv2.imread(str(path)))
+    pairs = dict(match(list(reading.dice), label.dice))
     rows, wrong = [], []
-    for folder in folders:
-        for path, label in synthetic(folder):
-            reading, evidence = reader.judged(cv2.imread(str(path)))
-            pairs = dict(match(list(reading.dice), label.dice))
-            for i, die in enumerate(reading.dice):
-                if die.asked:
-                    continue
-                rows.append(evidence[i])
-                wrong.append(i not in pairs or die.value != label.dice[pairs[i]].value)
+    for i, die in enumerate(reading.dice):
+        if die.asked:
+            continue
+        rows.append(evidence[i])
+        wrong.append(i not in pairs or die.value != label.dice[pairs[i]].value)
+    return rows, wrong
+
+
+def trusted_readings(make_reader: Callable[[], Reader], folders: list[Path],
+                     workers: int = 1) -> tuple[np.ndarray, np.ndarray]:
+    """Features and whether wrong, for every reading the judge trusts (not asked), of
+    the readers `make_reader` makes: one in each of `workers` processes, each reading
+    its share of the scenes (in `make models` both cores are free by then)."""
+    scenes = [scene for folder in folders for scene in synthetic(folder)]
+    if workers <= 1:
+        _start_reader(make_reader)
+        results = [_trusted_in(scene) for scene in scenes]
+    else:
+        with multiprocessing.Pool(workers, _start_reader, (make_reader,)) as pool:
+            results = pool.map(_trusted_in, scenes, chunksize=8)
+    rows = [row for scene_rows, _ in results for row in scene_rows]
+    wrong = [w for _, scene_wrong in results for w in scene_wrong]
     return np.array(rows).reshape(-1, len(FEATURES)), np.array(wrong, float)
 
 
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--ask-above", type=float, default=ASK_ABOVE)
+    ap.add_argument("--workers", type=int, default=2,
+                    help="processes reading the scenes (one reader, one thread each)")
     ap.add_argument("--out", type=Path, default=DOUBT_PATH)
     args = ap.parse_args()
     start = time.time()
@@ -79,9 +104,9 @@ def main() -> int:
     # validation scenes, without the steep-view check 248 instead of 383 more asks and more
     # silent errors on the test sets; fitted with the pair check, 15 more asks catching
     # none of the 23 wrong).
-    reader = Reader.default(judge=Judge(doubt=None, steep_view=None, body_up=None,
-                                        overlap_both=False))
-    features, wrong = trusted_readings(reader, folders)
+    undoubting = functools.partial(Reader.default, judge=Judge(
+        doubt=None, steep_view=None, body_up=None, overlap_both=False))
+    features, wrong = trusted_readings(undoubting, folders, args.workers)
     doubt = Doubt.fit(features, wrong, args.ask_above)
     asked = doubt.probability(features) >= doubt.ask_above
     summary = (f"{len(wrong)} trusted readings of {len(VALIDATION_SETS)} validation sets, "

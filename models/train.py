@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import hashlib
 import json
 import math
 import signal
@@ -29,6 +30,7 @@ import time
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
+from typing import IO
 
 import cv2
 import numpy as np
@@ -126,6 +128,67 @@ def detector_samples(scenes: Iterable[Scene]) -> list[DetSample]:
                          np.float32).reshape(-1, 2) * s
         bodies = np.array([body_offset(d) for d in label.dice], np.float32).reshape(-1, 2) * s
         samples.append(DetSample(small, centers, sizes, bodies))
+    return samples
+
+
+def samples_key(folders: list[Path], real_split: str | None) -> str:
+    """What detector samples are made from: each folder's labels and stamp (the generator
+    that rendered it), the real split's files, the detector's scale."""
+    digest = hashlib.sha256(f"{DETECTOR_LONG_SIDE}".encode())
+    for folder in folders:
+        digest.update(str(folder).encode() + b"\0" + (folder / "labels.jsonl").read_bytes())
+        stamp = folder / "stamp.json"
+        digest.update(stamp.read_bytes() if stamp.is_file() else b"-")
+    if real_split:
+        for path, _ in load_real(real_split):
+            info = path.stat()
+            digest.update(f"{path}\0{info.st_size}\0{info.st_mtime_ns}".encode())
+    return digest.hexdigest()
+
+
+def write_pixels(file: IO[bytes], images: list[np.ndarray]) -> None:
+    """The images' pixels one after another as one flat uint8 .npy array, written image
+    by image (not joined in memory first: 3.5 GB for `make models`' scenes)."""
+    total = sum(image.size for image in images)
+    np.lib.format.write_array_header_1_0(
+        file, {"descr": "|u1", "fortran_order": False, "shape": (total,)})
+    for image in images:
+        file.write(np.ascontiguousarray(image, np.uint8).data)
+
+
+def cached_detector_samples(folders: list[Path], real_split: str | None,
+                            cache: Path | None) -> list[DetSample]:
+    """`detector_samples` of the folders and the real split, kept in the folder `cache`
+    (None: not kept) for the next step that trains on the same scenes: the detector, its
+    tuning and its body head each spend about 1.6 minutes of a core decoding the same
+    11 000 photos otherwise (models/README.md, "Detector samples decoded once"). The
+    pictures are read back mapped from the file, not copied."""
+    if cache is None:
+        return detector_samples(iter_scenes(folders, real_split))
+    key = samples_key(folders, real_split)
+    index_path, pixels_path = cache / "index.npz", cache / "pixels.npy"
+    if index_path.is_file() and pixels_path.is_file():
+        with np.load(index_path) as index:
+            # each index[name] reads the array from the file again: once each, here
+            kept = {name: index[name] for name in index.files}
+        if str(kept["key"]) == key:
+            pixels = np.load(pixels_path, mmap_mode="r")
+            shapes, dice = kept["shapes"], kept["dice"]
+            ends, lasts = np.cumsum(np.prod(shapes, axis=1)), np.cumsum(dice)
+            return [DetSample(pixels[end - int(np.prod(shape)):end].reshape(shape),
+                              *(kept[name][last - n:last]
+                                for name in ("centers", "sizes", "bodies")))
+                    for end, shape, last, n in zip(ends, shapes, lasts, dice, strict=True)]
+    samples = detector_samples(iter_scenes(folders, real_split))
+    # the pictures first, the index (with the key) last: an index names whole pictures
+    index_path.unlink(missing_ok=True)
+    write_durably(pixels_path, lambda f: write_pixels(f, [s.image for s in samples]))
+    write_durably(index_path, lambda f: np.savez(
+        f, key=np.array(key), shapes=np.array([s.image.shape for s in samples], np.int64),
+        dice=np.array([len(s.centers) for s in samples], np.int64),
+        centers=np.concatenate([s.centers for s in samples]),
+        sizes=np.concatenate([s.sizes for s in samples]),
+        bodies=np.concatenate([s.bodies for s in samples])))
     return samples
 
 
@@ -861,6 +924,9 @@ def main(argv: list[str] | None = None) -> int:
                          "(models/make_animal_art.py --pool)")
     ap.add_argument("--identity-scenes", type=int, default=3000,
                     help="pool-crops: how many scenes to render")
+    ap.add_argument("--samples-cache", type=Path, default=None, metavar="DIR",
+                    help="detector, detector-tune, body: keep the scenes shrunk for the "
+                         "detector here, or read them from here if they are of the same data")
     ap.add_argument("--pool-crops", type=Path, default=None, metavar="FILE.npz",
                     help="embedder: the crops `train.py pool-crops` wrote")
     ap.add_argument("--upright", action="store_true",
@@ -893,7 +959,7 @@ def main(argv: list[str] | None = None) -> int:
             "data": json.dumps([str(d) for d in args.data] + ([f"real:{args.real}"]
                                if args.real else []))}
     if args.model == "detector":
-        samples = detector_samples(scenes)
+        samples = cached_detector_samples(args.data, args.real, args.samples_cache)
         log(f"{len(samples)} scenes, {sum(len(s.centers) for s in samples)} dice")
         net = train_detector(samples, args.steps, args.batch, crop=160, seed=args.seed)
         export(net, torch.zeros(1, 3, 288, DETECTOR_LONG_SIDE), args.out, ["image"], ["out"],
@@ -904,7 +970,7 @@ def main(argv: list[str] | None = None) -> int:
         if not args.detector or not args.hard:
             ap.error("detector-tune needs --detector and --hard")
         base = detector_only(onnx.load(str(args.detector)))
-        samples = detector_samples(scenes)
+        samples = cached_detector_samples(args.data, args.real, args.samples_cache)
         hard = detector_samples(iter_scenes(args.hard, None))
         log(f"{len(samples)} scenes, {len(hard)} hard scenes")
         net = tune_detector(detector_from_onnx(base), samples, hard, args.steps, args.batch,
@@ -920,7 +986,7 @@ def main(argv: list[str] | None = None) -> int:
         if not args.detector:
             ap.error("the body head needs --detector")
         detector = detector_only(onnx.load(str(args.detector)))
-        samples = detector_samples(scenes)
+        samples = cached_detector_samples(args.data, args.real, args.samples_cache)
         head = train_body_head(samples, detector, args.steps, args.batch, crop=160,
                                seed=args.seed, width=args.width, threads=args.threads)
         save(with_body_head(detector, head), args.out,

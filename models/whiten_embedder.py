@@ -29,14 +29,13 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "models"))
 
-from build import generate  # noqa: E402
-from fit_judge import VALIDATION_SETS  # noqa: E402
+from build import VALIDATION_SETS, generate  # noqa: E402
 
 from vision.embedder import EMBEDDER_PATH, OnnxEmbedder  # noqa: E402
 from vision.preprocess import crop_die  # noqa: E402
 from vision.reading import load_labels  # noqa: E402
 
-#: Scenes of each validation set (fit_judge.VALIDATION_SETS: never trained on) used for the
+#: Scenes of each validation set (build.VALIDATION_SETS: never trained on) used for the
 #: covariance: about 1000 dice a set.
 SCENES = 250
 #: The covariance is shrunk towards SHRINK × its mean eigenvalue on the diagonal. On the

@@ -186,8 +186,7 @@ def test_the_judge_is_fitted_on_the_readings_it_trusts(
 
     monkeypatch.setattr(build, "DATA", tmp_path)
     folder = build.generate("tiny", "pips", 4, 800001, workers=1)
-    reader = Reader.default()
-    features, wrong = fit_judge.trusted_readings(reader, [folder])
+    features, wrong = fit_judge.trusted_readings(Reader.default, [folder])
     assert features.shape == (len(wrong), len(FEATURES)) and len(wrong) >= 5
     assert wrong.mean() < 0.5  # the shipped models read most of these dice right
     labels = folder / "labels.jsonl"
@@ -198,8 +197,8 @@ def test_the_judge_is_fitted_on_the_readings_it_trusts(
             die["value"] = die["value"] % 6 + 1  # every die labelled one pip more
         relabelled.append(json.dumps(scene))
     labels.write_text("\n".join(relabelled) + "\n")
-    again, wrong_now = fit_judge.trusted_readings(reader, [folder])
-    assert np.array_equal(again, features) and wrong_now.all()
+    again, wrong_now = fit_judge.trusted_readings(Reader.default, [folder], workers=2)
+    assert np.array_equal(again, features) and wrong_now.all()  # read in two processes
 
 
 def _exports_float32_that_reads_like(net: Any, dummy: Any, x: Any, out: Path,
@@ -388,3 +387,34 @@ def test_the_embedders_pool_crops_come_back_as_written(tmp_path: Path) -> None:
     back, back_faces = train.load_identity_crops(path)
     assert np.array_equal(back, crops) and back_faces == faces
     assert [p.name for p in tmp_path.iterdir()] == ["pool-crops.npz"]
+
+
+def test_the_detector_samples_come_back_from_the_cache_as_made_and_are_made_again_for_other_data(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """`train.py --samples-cache`: the detector's tuning and body head read the scenes the
+    detector shrank, unless the data changed (only where PyTorch, the `train` extra, is
+    installed)."""
+    pytest.importorskip("torch")
+    import train
+
+    monkeypatch.setattr(build, "DATA", tmp_path)
+    folders = [build.generate("a", "pips", 3, 5, workers=1),
+               build.generate("b", "animals", 2, 6, workers=1)]
+    cache = tmp_path / "cache"
+    made = train.cached_detector_samples(folders, None, cache)
+    assert sorted(p.name for p in cache.iterdir()) == ["index.npz", "pixels.npy"]
+    want = train.detector_samples(train.iter_scenes(folders, None))
+    back = train.cached_detector_samples(folders, None, cache)
+    assert len(made) == len(back) == len(want) == 5
+    for a, b in zip(back, want, strict=True):
+        for field in ("image", "centers", "sizes", "bodies"):
+            assert np.array_equal(getattr(a, field), getattr(b, field))
+            assert getattr(a, field).dtype == getattr(b, field).dtype
+    assert isinstance(back[0].image, np.memmap)  # read from the file, not decoded again
+    assert back[0].centers.base is back[-1].centers.base  # the index read once, not per scene
+
+    labels = folders[1] / "labels.jsonl"  # other labels: another data set
+    labels.write_text(labels.read_text().replace('"value": ', '"value":'))
+    again = train.cached_detector_samples(folders, None, cache)
+    assert not isinstance(again[0].image, np.memmap)
+    assert len(train.cached_detector_samples(folders[:1], None, cache)) == 3

@@ -533,7 +533,7 @@ class _DieDraw:
     top: int
     top_quad: np.ndarray
     #: What tells the top face from each other face of the die: the drawn top face minus
-    #: the same face painted as another (5 x ROI x 3, linear light), and its ROI.
+    #: the same face painted as another (ROI x 5 x 3, linear light), and its ROI.
     marks: np.ndarray | None = None
     marks_roi: tuple[int, int, int, int] | None = None
 
@@ -639,9 +639,8 @@ def _draw_die(ctx: _Ctx, index: int, die: Die, pose: DiePose) -> _DieDraw:
         _blit(ctx, premul, quad, roi)
         _fill_ids(ctx.ids, quad, base_id + f)
         if under is not None:
-            out.marks = np.stack([_face_difference(style, g, tex, rgb, alpha, lum3, cover,
-                                                   quad, roi, under)
-                                  for g in range(6) if g != top])
+            out.marks = _face_differences(style, top, tex, rgb, alpha, lum3, cover, quad,
+                                          roi, under)
             out.marks_roi = roi
     return out
 
@@ -657,18 +656,24 @@ def _lit_face(style: DieStyle, face: int, tex: int, lum3: np.ndarray, cover: np.
     return rgb, cover * opacity
 
 
-def _face_difference(style: DieStyle, other: int, tex: int, rgb: np.ndarray,
-                     alpha: np.ndarray, lum3: np.ndarray, cover: np.ndarray,
-                     quad: np.ndarray, roi: tuple[int, int, int, int],
-                     under: np.ndarray) -> np.ndarray:
+def _face_differences(style: DieStyle, top: int, tex: int, rgb: np.ndarray,
+                      alpha: np.ndarray, lum3: np.ndarray, cover: np.ndarray,
+                      quad: np.ndarray, roi: tuple[int, int, int, int],
+                      under: np.ndarray) -> np.ndarray:
     """The drawn top face (`rgb`, `alpha`, over `under`: what lay there before) minus the
-    same face painted as face `other`, in the ROI (linear light)."""
-    rgb_other, alpha_other = _lit_face(style, other, tex, lum3, cover)
-    diff = np.dstack([rgb * alpha[..., None] - rgb_other * alpha_other[..., None],
-                      alpha_other - alpha])
-    warped = _warp(np.ascontiguousarray(diff, np.float32), quad, roi)
-    # a translucent face lets another share of the table through
-    return warped[..., :3] + warped[..., 3:] * under
+    same face painted as each other face, in the ROI (linear light): ROI x 5 x 3."""
+    x0, y0, x1, y1 = roi
+    marks = np.empty((y1 - y0, x1 - x0, 5, 3), np.float32)
+    drawn = rgb * alpha[..., None]
+    diff = np.empty((tex, tex, 4), np.float32)
+    for k, other in enumerate(f for f in range(6) if f != top):
+        rgb_other, alpha_other = _lit_face(style, other, tex, lum3, cover)
+        np.subtract(drawn, rgb_other * alpha_other[..., None], out=diff[..., :3])
+        np.subtract(alpha_other, alpha, out=diff[..., 3])
+        warped = _warp(diff, quad, roi)
+        # a translucent face lets another share of the table through
+        marks[:, :, k] = warped[..., :3] + warped[..., 3:] * under
+    return marks
 
 
 def _warp(texture: np.ndarray, quad: np.ndarray, roi: tuple[int, int, int, int]) -> np.ndarray:
@@ -900,15 +905,17 @@ def _falloff(scene: Scene, h: int, w: int) -> np.ndarray | None:
 def _optics(img: np.ndarray, scene: Scene, falloff: np.ndarray | None) -> np.ndarray:
     """The linear part of the camera: white balance, exposure and saturation, light
     falloff (`falloff`, the multiplier of this image's pixels), defocus, motion blur,
-    sharpening. Linear, so it applies to a difference of two pictures as well."""
+    sharpening. Linear, so it applies to a difference of two pictures as well; `img` may
+    hold several pictures side by side as its channels (3 each)."""
     ph, li = scene.photo, scene.lighting
     gain = np.array(li.color, np.float32) * li.exposure
     lum = np.array([0.114, 0.587, 0.299], np.float32)
     sat = np.float32(ph.saturation)
     mat = (sat * np.eye(3, dtype=np.float32) + (1 - sat) * np.tile(lum, (3, 1))) * gain[None, :]
-    img = cv2.transform(img, mat)
+    h, w, channels = img.shape
+    img = cv2.transform(img.reshape(h, w * (channels // 3), 3), mat).reshape(h, w, channels)
     if falloff is not None:
-        _mul3(img, falloff)
+        cv2.multiply(img, cv2.merge([falloff] * channels), dst=img)
     if ph.blur_px > 0.25:
         img = cv2.GaussianBlur(img, (0, 0), ph.blur_px)
     if ph.motion_px >= 2:
@@ -1002,7 +1009,6 @@ def _legibility(scene: Scene, draws: dict[int, _DieDraw], ids: np.ndarray,
         # the region the optics spread the marks over, within the frame
         rx0, ry0 = max(0, x0 - reach), max(0, y0 - reach)
         rx1, ry1 = min(w, x1 + reach), min(h, y1 + reach)
-        pad = ((y0 - ry0, ry1 - y1), (x0 - rx0, rx1 - x1), (0, 0))
         linear = exposure.linear[ry0:ry1, rx0:rx1]
         falloff = None if exposure.falloff is None else exposure.falloff[ry0:ry1, rx0:rx1]
         lum_noise = _luminance_noise(cv2.cvtColor(linear, cv2.COLOR_BGR2GRAY), ph.noise)
@@ -1010,17 +1016,22 @@ def _legibility(scene: Scene, draws: dict[int, _DieDraw], ids: np.ndarray,
         # of its variance falls on one small mark's pixels
         var = (CHROMA_NOISE * ph.noise) ** 2 / CHROMA_CELL ** 2 + SEEING_FLOOR ** 2
         s2 = lum_noise ** 2
-        d2 = []
-        for marks in d.marks:
-            diff = np.pad(marks * seen[..., None], pad)
-            diff = _optics(np.ascontiguousarray(diff, np.float32), scene, falloff)
-            # what the sensor records of both pictures: highlights and shadows clip
-            diff = np.clip(linear, 0, 1) - np.clip(linear - diff, 0, 1)
-            # noise covariance per pixel: var·I + s²·11ᵀ (the luminance noise is shared)
-            total = diff.sum(axis=2)
-            energy = (diff ** 2).sum(axis=2) / var - s2 * total ** 2 / (var * (var + 3 * s2))
-            d2.append(float(energy.sum()))
-        result[i] = math.sqrt(max(min(d2), 0.0))
+        # the marks of all other faces side by side as the channels of one picture, through
+        # the optics at once (they are per channel and linear)
+        k = d.marks.shape[2]
+        marks = np.zeros((ry1 - ry0, rx1 - rx0, k, 3), np.float32)
+        marks[y0 - ry0:y1 - ry0, x0 - rx0:x1 - rx0] = d.marks * seen[..., None, None]
+        seen_marks = _optics(marks.reshape(ry1 - ry0, rx1 - rx0, 3 * k), scene, falloff)
+        # what the sensor records of both pictures: highlights and shadows clip
+        tiled = np.tile(linear, (1, 1, k))
+        diff = (np.clip(tiled, 0, 1) - np.clip(tiled - seen_marks, 0, 1)).reshape(marks.shape)
+        # noise covariance per pixel: var·I + s²·11ᵀ (the luminance noise is shared)
+        b, g, r = diff[..., 0], diff[..., 1], diff[..., 2]
+        total = b + g + r
+        energy = (b * b + g * g + r * r) / var \
+            - (s2 / (var * (var + 3 * s2)))[..., None] * total ** 2
+        d2 = energy.sum(axis=(0, 1))
+        result[i] = math.sqrt(max(float(d2.min()), 0.0))
     return result
 
 
