@@ -5,7 +5,7 @@ Reads the validation scenes (seeds 800001–800004: never trained on, and not th
 were wrong (wrong value, or no die there) on what the stages said about them. `make models`
 runs it after training, since the doubt belongs to the networks it was fitted with.
 
-    python models/fit_judge.py [--ask-above 0.025]
+    python models/fit_judge.py [--ask-above 0.02] [--workers 2]
 """
 
 from __future__ import annotations

@@ -160,7 +160,7 @@ def cached_detector_samples(folders: list[Path], real_split: str | None,
                             cache: Path | None) -> list[DetSample]:
     """`detector_samples` of the folders and the real split, kept in the folder `cache`
     (None: not kept) for the next step that trains on the same scenes: the detector, its
-    tuning and its body head each spend about 1.6 minutes of a core decoding the same
+    tuning and its body head each spend about 90 seconds of a core decoding the same
     11 000 photos otherwise (models/README.md, "Detector samples decoded once"). The
     pictures are read back mapped from the file, not copied."""
     if cache is None:
