@@ -28,7 +28,7 @@ MODELS = ROOT / "models"
 #: The embedder's crops of dice painted with the art pool (`train.py pool-crops`).
 POOL_CROPS = DATA / "pool-crops.npz"
 #: The training scenes shrunk for the detector, made by its first step and read by the
-#: others (`train.py --samples-cache`); 3.5 GB, removed at the end like POOL_CROPS.
+#: others (`train.py --samples-cache`); 3.3 GB, removed at the end like POOL_CROPS.
 SAMPLES_CACHE = DATA / "detector-samples"
 
 #: (folder, kind, count, seed) — training seeds are 1xx; test sets use 9xxxxx (evaluate.py).

@@ -76,8 +76,9 @@ class _Ctx:
 
 
 def _mul3(img: np.ndarray, m: np.ndarray) -> None:
-    """img (HxWx3 float32) *= m (HxW) in place, without slow numpy broadcasting."""
-    cv2.multiply(img, cv2.merge([m, m, m]), dst=img)
+    """img (HxWxC float32: 3 channels, or several pictures' side by side) *= m (HxW) in
+    place, without slow numpy broadcasting."""
+    cv2.multiply(img, cv2.merge([m] * img.shape[2]), dst=img)
 
 
 def _blend3(img: np.ndarray, other: np.ndarray, a: np.ndarray) -> None:
@@ -915,7 +916,7 @@ def _optics(img: np.ndarray, scene: Scene, falloff: np.ndarray | None) -> np.nda
     h, w, channels = img.shape
     img = cv2.transform(img.reshape(h, w * (channels // 3), 3), mat).reshape(h, w, channels)
     if falloff is not None:
-        cv2.multiply(img, cv2.merge([falloff] * channels), dst=img)
+        _mul3(img, falloff)
     if ph.blur_px > 0.25:
         img = cv2.GaussianBlur(img, (0, 0), ph.blur_px)
     if ph.motion_px >= 2:
