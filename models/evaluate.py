@@ -6,6 +6,7 @@ from __future__ import annotations
 import argparse
 import dataclasses
 import itertools
+import multiprocessing
 import sys
 import zlib
 from collections.abc import Callable, Iterable, Iterator, Sequence
@@ -487,36 +488,144 @@ def taught_at_two_tables(reader: Reader, seed: int, kind: str) -> dict[str, Eval
     return results
 
 
+#: `make eval` reads its sets in this many processes at once, each with its own readers on
+#: one thread: both cores of the 2-core machine. The numbers are the same as read one after
+#: another; the ms/frame rows are a little slower for the other core's work (`make bench`
+#: times the reader alone). The workers are spawned, not forked: a fork copies the parent's
+#: thread pools half-held (under pytest, OpenCV's hung the child), and a spawned worker
+#: knows only what its job names.
+WORKERS = 2
+
+#: The readers of this process, by name (`_reader`).
+_readers: dict[str, Any] = {}
+
+
+def _reader(name: str) -> Any:
+    """This process's reader `name` ("ours" or "blob baseline"), made on first use."""
+    if name not in _readers:
+        _readers[name] = Reader.default() if name == "ours" else BlobBaselineReader()
+    return _readers[name]
+
+
+def _start_worker() -> None:
+    cv2.setNumThreads(1)  # one core each: the other worker has the other
+
+
+@dataclasses.dataclass(frozen=True)
+class EvalSet:
+    """One of `make eval`'s sets, as a worker finds it: the real Valid photos (`folder`
+    None) or a synthetic test set, upright or seen turned a quarter (`quarter_turned`)."""
+
+    name: str
+    folder: Path | None = None
+    kind: str = ""
+    seed: int = 0
+    turned: bool = False
+
+    def samples(self) -> Iterable[tuple]:
+        if self.folder is None:
+            return load_real("Valid")
+        upright = synthetic(self.folder)
+        return quarter_turned(upright) if self.turned else upright
+
+    def split(self) -> Callable[[SceneLabel], str]:
+        """How its results are split: a synthetic set's by camera range."""
+        return (lambda _label: "all") if self.folder is None else camera_range(self.kind,
+                                                                               self.seed)
+
+
+def read_set(which: EvalSet, reader_name: str) -> dict[str, EvalResult]:
+    """One set read by one reader: {"all": ..., each camera range: ...}."""
+    return evaluate_by(_reader(reader_name), which.samples(), which.split())
+
+
+def read_changed(reader_name: str) -> dict[str, EvalResult]:
+    """The real Valid photos under every change of PHOTO_CHANGES: {"all": ..., each
+    change: ...}."""
+    samples, change = changed_photos(load_real("Valid"))
+    return evaluate_by(_reader(reader_name), samples, change)
+
+
+def read_taught(kind: str, seed: int = 0, same: bool = False, one: bool = False
+                ) -> dict[str, EvalResult]:
+    """A dice set taught from six photos and read: the real dice (`kind` "real") or an
+    unseen set (`teach_synthetic`'s arguments)."""
+    base = _reader("ours")
+    taught, samples, split = (teach_real(base) if kind == "real" else teach_synthetic(
+        base, seed, same_table=same, kind=kind, one_teaching_table=one))
+    return evaluate_by(base.reading(taught), samples, split)
+
+
+def read_at_two_tables(seed: int, kind: str) -> dict[str, EvalResult]:
+    return taught_at_two_tables(_reader("ours"), seed, kind)
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--no-baseline", action="store_true")
     ap.add_argument("--no-teach", action="store_true")
+    ap.add_argument("--workers", type=int, default=WORKERS,
+                    help="processes reading at once (readers on one thread each)")
     args = ap.parse_args()
-    sets: dict[str, Iterable[tuple]] = {}
-    split_by: dict[str, Callable[[SceneLabel], str]] = {}
-    if real_root().is_dir():
-        sets["Real Valid"] = load_real("Valid")
-    else:
+    if args.workers < 1:
+        ap.error("--workers must be at least 1")
+    has_real = real_root().is_dir()
+    if not has_real:
         print(f"(real photos not found at {real_root()}: skipped)")
-    for folder, kind, count, seed in TEST_SETS:
-        sets[f"Synth {kind}"] = synthetic(generate(folder, kind, count, seed))
-        split_by[f"Synth {kind}"] = split_by[f"Synth {kind} turned 90°"] = \
-            camera_range(kind, seed)
-    for kind in [spec[1] for spec in TEST_SETS]:  # after the upright sets: a table each
-        sets[f"Synth {kind} turned 90°"] = quarter_turned(sets[f"Synth {kind}"])
-    readers = {"ours": Reader.default()}
-    if not args.no_baseline:
-        readers["blob baseline"] = BlobBaselineReader()
+    eval_sets = [EvalSet("Real Valid")] if has_real else []
+    for folder, kind, count, seed in TEST_SETS:  # rendered here, before the workers: on both
+        eval_sets.append(EvalSet(f"Synth {kind}", generate(folder, kind, count, seed), kind,
+                                 seed))
+    eval_sets += [dataclasses.replace(upright, name=f"{upright.name} turned 90°", turned=True)
+                  for upright in eval_sets if upright.folder is not None]
+    reader_names = ["ours"] + ([] if args.no_baseline else ["blob baseline"])
+    runs = [(which, reader_name) for which in eval_sets for reader_name in reader_names
+            if not (reader_name == "blob baseline"  # pip counting reads no animals, turns not
+                    and (which.kind == "animals" or which.turned))]
+    unseen = (("farm", "animals", (("A", 700001), ("B", 700002), ("C", 700003))),
+              ("pip", "pips", (("D", 700004), ("E", 700005), ("F", 700006))))
+    protocols = (
+        (False, False, "each photo on its own table, read on other tables"),
+        (False, True, "all photos on one table, read on other tables"),
+        (True, True, "read on the teaching table"))
+    # Every job is handed out now, the longer first (the synthetic sets, a set taught at
+    # two tables before one taught once), so that both workers stay busy to the end; the
+    # tables are printed in their order as the results come.
+    with multiprocessing.get_context("spawn").Pool(args.workers, _start_worker) as pool:
+        def job(fn: Callable[..., Any], *fn_args: Any) -> Any:
+            return pool.apply_async(fn, fn_args)
+
+        read = {run: job(read_set, *run) for run in sorted(
+            runs, key=lambda run: run[0].folder is None)}
+        changed_runs = {name: job(read_changed, name) for name in reader_names} \
+            if has_real else {}
+        groups: dict[str, list[tuple[str, Any]]] = {}
+        two_tables: list[tuple[str, str, Any]] = []
+        if not args.no_teach:
+            two_tables = [(title, name, job(read_at_two_tables, seed, kind))
+                          for title, kind, named_seeds in unseen for name, seed in named_seeds]
+            if has_real:
+                groups["real dice taught from Train photos"] = [
+                    ("real dice (Valid)", job(read_taught, "real"))]
+            for title, kind, named_seeds in unseen:
+                for same, one, where in protocols:
+                    groups[f"unseen {title} sets, {where}"] = [
+                        (f"{title} set {name}", job(read_taught, kind, seed, same, one))
+                        for name, seed in named_seeds]
+        print_report([(run, read[run]) for run in runs], changed_runs, groups, two_tables)
+    return 0
+
+
+def print_report(read: list[tuple[tuple[EvalSet, str], Any]], changed_runs: dict[str, Any],
+                 groups: dict[str, list[tuple[str, Any]]],
+                 two_tables: list[tuple[str, str, Any]]) -> None:
+    """`make eval`'s tables, from the workers' results (`.get()`) as they come."""
     results: dict[str, EvalResult] = {}
-    for set_name, samples in sets.items():
-        for reader_name, reader in readers.items():
-            if reader_name == "blob baseline" and ("animals" in set_name
-                                                   or "turned" in set_name):
-                continue  # pip counting cannot read animals, and turns nothing
-            parts = evaluate_by(reader, samples, split_by.get(set_name, lambda _: "all"))
-            results[f"{reader_name} | {set_name}"] = parts.pop("all")
-            for part in sorted(parts):
-                results[f"{reader_name} | {set_name} {part}"] = parts[part]
+    for (which, reader_name), pending in read:
+        parts = pending.get()
+        results[f"{reader_name} | {which.name}"] = parts.pop("all")
+        for part in sorted(parts):  # the camera ranges of the synthetic sets
+            results[f"{reader_name} | {which.name} {part}"] = parts[part]
     print(format_table(results))
     synth = {name.removeprefix("ours | "): r for name, r in results.items()
              if name.startswith("ours | Synth") and "turned" not in name
@@ -525,61 +634,40 @@ def main() -> int:
           "(the renderer's d'), ours:")
     print(legibility_table(synth))
     print(f"\nsynthetic test data: {DATA}")
-    if "Real Valid" in sets:
-        samples, change = changed_photos(sets["Real Valid"])
-        parts = evaluate_by(readers["ours"], samples, change)
+    if changed_runs:
+        parts = changed_runs["ours"].get()
         changed = {f"ours | {name}": parts[name] for name in PHOTO_CHANGES}
         changed["ours | all changes"] = parts["all"]
-        if "blob baseline" in readers:
-            changed["blob baseline | all changes"] = evaluate_by(
-                readers["blob baseline"], samples, change)["all"]
+        if "blob baseline" in changed_runs:
+            changed["blob baseline | all changes"] = changed_runs["blob baseline"].get()["all"]
         print("\nThe real Valid photos changed as another table, light or camera might:")
         print(format_table(changed, legend=False))
-    if not args.no_teach:
-        base = readers["ours"]
-        # One table per group of cases (a single table of all would be 31 columns wide).
-        groups: dict[str, list[tuple[str, Callable[[], tuple]]]] = {}
-        if real_root().is_dir():
-            groups["real dice taught from Train photos"] = [
-                ("real dice (Valid)", lambda: teach_real(base))]
-        unseen = (("farm", "animals", (("A", 700001), ("B", 700002), ("C", 700003))),
-                  ("pip", "pips", (("D", 700004), ("E", 700005), ("F", 700006))))
-        protocols = (
-            (False, False, "each photo on its own table, read on other tables"),
-            (False, True, "all photos on one table, read on other tables"),
-            (True, True, "read on the teaching table"))
-        for title, kind, named_seeds in unseen:
-            for same, one, where in protocols:
-                groups[f"unseen {title} sets, {where}"] = [
-                    (f"{title} set {name}", lambda seed=seed, same=same, one=one, kind=kind:
-                     teach_synthetic(base, seed, same_table=same, kind=kind,
-                                     one_teaching_table=one))
-                    for name, seed in named_seeds]
+    if groups:
         print("\nAfter teaching a dice set from 6 photos (kniffel teach):")
-        for heading, cases in groups.items():
-            taught_results: dict[str, EvalResult] = {}
-            for name, make in cases:
-                taught, samples, split = make()
-                parts = evaluate_by(base.reading(taught), samples, split)
-                whole = parts.pop("all")
-                if len(parts) == 1:  # one camera (the teaching table's): name its range
-                    name = f"{name} ({next(iter(parts))})"
-                taught_results[f"taught | {name}"] = whole
-                if len(parts) > 1:
-                    for part in sorted(parts):
-                        taught_results[f"taught | {name} {part}"] = parts[part]
-            print(f"\n{heading}:")
-            print(format_table(taught_results, legend=False))
-        for title, kind, named_seeds in unseen:
-            two: dict[str, EvalResult] = {}
-            for name, seed in named_seeds:
-                for row, result in taught_at_two_tables(base, seed, kind).items():
+    for heading, cases in groups.items():
+        # One table per group of cases (a single table of all would be 31 columns wide).
+        taught_results: dict[str, EvalResult] = {}
+        for name, pending in cases:
+            parts = pending.get()
+            whole = parts.pop("all")
+            if len(parts) == 1:  # one camera (the teaching table's): name its range
+                name = f"{name} ({next(iter(parts))})"
+            taught_results[f"taught | {name}"] = whole
+            if len(parts) > 1:
+                for part in sorted(parts):
+                    taught_results[f"taught | {name} {part}"] = parts[part]
+        print(f"\n{heading}:")
+        print(format_table(taught_results, legend=False))
+    for title in dict.fromkeys(title for title, _, _ in two_tables):
+        two: dict[str, EvalResult] = {}
+        for set_title, name, pending in two_tables:
+            if set_title == title:
+                for row, result in pending.get().items():
                     two[f"taught | {title} set {name}, {row}"] = result
-            print(f"\nunseen {title} sets taught on a first table, then added to on a second "
-                  f"(kniffel teach --add), or played there (the table learns from the dice "
-                  f"the players check):")
-            print(format_table(two, legend=False))
-    return 0
+        print(f"\nunseen {title} sets taught on a first table, then added to on a second "
+              f"(kniffel teach --add), or played there (the table learns from the dice "
+              f"the players check):")
+        print(format_table(two, legend=False))
 
 
 if __name__ == "__main__":
