@@ -81,7 +81,10 @@ def trusted_readings(make_reader: Callable[[], Reader], folders: list[Path],
         _start_reader(make_reader)
         results = [_trusted_in(scene) for scene in scenes]
     else:
-        with multiprocessing.Pool(workers, _start_reader, (make_reader,)) as pool:
+        # spawned, as `make eval`'s workers are (models/evaluate.py, WORKERS): a forked
+        # child inherits the parent's thread pools half-held
+        with multiprocessing.get_context("spawn").Pool(workers, _start_reader,
+                                                       (make_reader,)) as pool:
             results = pool.map(_trusted_in, scenes, chunksize=8)
     rows = [row for scene_rows, _ in results for row in scene_rows]
     wrong = [w for _, scene_wrong in results for w in scene_wrong]
