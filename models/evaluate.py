@@ -600,10 +600,11 @@ def main() -> int:
         changed_runs = {name: job(read_changed, name) for name in reader_names} \
             if has_real else {}
         groups: dict[str, list[tuple[str, Any]]] = {}
-        two_tables: list[tuple[str, str, Any]] = []
+        two_tables: dict[str, list[tuple[str, Any]]] = {}
         if not args.no_teach:
-            two_tables = [(title, name, job(read_at_two_tables, seed, kind))
-                          for title, kind, named_seeds in unseen for name, seed in named_seeds]
+            two_tables = {title: [(name, job(read_at_two_tables, seed, kind))
+                                  for name, seed in named_seeds]
+                          for title, kind, named_seeds in unseen}
             if has_real:
                 groups["real dice taught from Train photos"] = [
                     ("real dice (Valid)", job(read_taught, "real"))]
@@ -618,7 +619,7 @@ def main() -> int:
 
 def print_report(read: list[tuple[tuple[EvalSet, str], Any]], changed_runs: dict[str, Any],
                  groups: dict[str, list[tuple[str, Any]]],
-                 two_tables: list[tuple[str, str, Any]]) -> None:
+                 two_tables: dict[str, list[tuple[str, Any]]]) -> None:
     """`make eval`'s tables, from the workers' results (`.get()`) as they come."""
     results: dict[str, EvalResult] = {}
     for (which, reader_name), pending in read:
@@ -658,12 +659,11 @@ def print_report(read: list[tuple[tuple[EvalSet, str], Any]], changed_runs: dict
                     taught_results[f"taught | {name} {part}"] = parts[part]
         print(f"\n{heading}:")
         print(format_table(taught_results, legend=False))
-    for title in dict.fromkeys(title for title, _, _ in two_tables):
+    for title, sets in two_tables.items():
         two: dict[str, EvalResult] = {}
-        for set_title, name, pending in two_tables:
-            if set_title == title:
-                for row, result in pending.get().items():
-                    two[f"taught | {title} set {name}, {row}"] = result
+        for name, pending in sets:
+            for row, result in pending.get().items():
+                two[f"taught | {title} set {name}, {row}"] = result
         print(f"\nunseen {title} sets taught on a first table, then added to on a second "
               f"(kniffel teach --add), or played there (the table learns from the dice "
               f"the players check):")
