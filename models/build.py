@@ -66,7 +66,9 @@ VALIDATION_SETS = [
 #: `vision.synth.sampling.camouflaged`), where the reader misses and doubts the most dice;
 #: the validation and test sets are always drawn without. 0 for now: at 0.1 the networks
 #: found more black dice on black felt, but made half as many extra finds again on the
-#: test sets (models/README.md, "Dice the colour of their table").
+#: test sets (models/README.md, "Dice the colour of their table"); in the detector's data
+#: alone, two draws found a point more of them within 0-30° and made 18 silent errors on
+#: the test sets, against 11 and 17 without ("Hidden dice in the detector's data only").
 TRAINING_CAMOUFLAGE = 0.0
 
 

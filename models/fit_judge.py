@@ -56,6 +56,13 @@ def _start_reader(make_reader: Callable[[], Reader]) -> None:
     _reader = make_reader()
 
 
+def _start_worker(make_reader: Callable[[], Reader]) -> None:
+    """A worker process's reader, on one OpenCV thread: the other worker has the other
+    core (as `make eval`'s workers: models/evaluate.py)."""
+    cv2.setNumThreads(1)
+    _start_reader(make_reader)
+
+
 def _trusted_in(scene: tuple[Path, SceneLabel]) -> tuple[list[np.ndarray], list[bool]]:
     """Evidence and whether wrong for each reading of one scene the judge trusts."""
     assert _reader is not None, "_start_reader first"
@@ -83,7 +90,7 @@ def trusted_readings(make_reader: Callable[[], Reader], folders: list[Path],
     else:
         # spawned, as `make eval`'s workers are (models/evaluate.py, WORKERS): a forked
         # child inherits the parent's thread pools half-held
-        with multiprocessing.get_context("spawn").Pool(workers, _start_reader,
+        with multiprocessing.get_context("spawn").Pool(workers, _start_worker,
                                                        (make_reader,)) as pool:
             results = pool.map(_trusted_in, scenes, chunksize=8)
     rows = [row for scene_rows, _ in results for row in scene_rows]
