@@ -85,22 +85,56 @@ def crop_die(frame_bgr: np.ndarray, cx: float, cy: float, size: float,
                           borderMode=cv2.BORDER_REPLICATE)
 
 
-def edge_width(frame_bgr: np.ndarray, box: tuple[float, float, float, float]) -> float | None:
-    """How blurred the picture is at a die (its body `box`): the spread of its sharpest
-    edges in pixels, as the σ of a Gaussian blur would spread a step — the die's contrast
-    (1st to 99th percentile of grey) over its steepest gradient (99.5th percentile). About
-    1 px in a sharp photo; None for a box too small to tell."""
+def _grey_box(frame_bgr: np.ndarray, box: tuple[float, float, float, float]
+              ) -> np.ndarray | None:
+    """The grey pixels of a die's body `box` (float32), or None for a box too small to tell
+    anything from."""
     x0, y0, x1, y1 = (max(0, int(round(v))) for v in box)
     part = frame_bgr[y0:y1, x0:x1]
     if part.shape[0] * part.shape[1] < 64:
         return None
-    grey = cv2.cvtColor(part, cv2.COLOR_BGR2GRAY).astype(np.float32)
+    return cv2.cvtColor(part, cv2.COLOR_BGR2GRAY).astype(np.float32)
+
+
+def _contrast(grey: np.ndarray) -> float:
+    """A die's contrast: 1st to 99th percentile of its grey."""
+    return float(np.percentile(grey, 99) - np.percentile(grey, 1))
+
+
+def edge_width(frame_bgr: np.ndarray, box: tuple[float, float, float, float]) -> float | None:
+    """How blurred the picture is at a die (its body `box`): the spread of its sharpest
+    edges in pixels, as the σ of a Gaussian blur would spread a step — the die's contrast
+    over its steepest gradient (99.5th percentile). About 1 px in a sharp photo; None for
+    a box too small to tell."""
+    grey = _grey_box(frame_bgr, box)
+    if grey is None:
+        return None
     # Sobel 3×3 weighs the central difference by 8: per pixel, divide by it
     gx = cv2.Sobel(grey, cv2.CV_32F, 1, 0, ksize=3) / 8.0
     gy = cv2.Sobel(grey, cv2.CV_32F, 0, 1, ksize=3) / 8.0
     steepest = float(np.percentile(np.hypot(gx, gy), 99.5))
-    contrast = float(np.percentile(grey, 99) - np.percentile(grey, 1))
-    return contrast / max(steepest, 1e-3) / math.sqrt(2.0 * math.pi)
+    return _contrast(grey) / max(steepest, 1e-3) / math.sqrt(2.0 * math.pi)
+
+
+#: Immerkær's mask: the difference of two Laplacians, blind to a picture's smooth shading;
+#: on white noise of σ it leaves noise of 6σ.
+_NOISE_MASK = np.array([[1, -2, 1], [-2, 4, -2], [1, -2, 1]], np.float32)
+
+
+def contrast_over_noise(frame_bgr: np.ndarray, box: tuple[float, float, float, float]
+                        ) -> float | None:
+    """How far a die (its body `box`) stands out of the sensor's noise: its contrast over
+    the noise's σ. The σ is what Immerkær's mask leaves, its median magnitude, so that the
+    die's edges and pips, a small share of its pixels, hardly count. Grey levels lost to
+    JPEG count as no noise. None for a box too small to tell, or without noise to measure
+    (most of its pixels smooth to the grey level: a drawn picture)."""
+    grey = _grey_box(frame_bgr, box)
+    if grey is None:
+        return None
+    left = cv2.filter2D(grey, cv2.CV_32F, _NOISE_MASK)[1:-1, 1:-1]
+    # the median magnitude of normal noise is 0.674 σ
+    sigma = float(np.median(np.abs(left))) / 0.6745 / 6.0
+    return _contrast(grey) / sigma if sigma > 0 else None
 
 
 def crops_tensor(crops: list[np.ndarray]) -> np.ndarray:

@@ -28,6 +28,7 @@ from vision.detector import (
 from vision.judge import Judge
 from vision.preprocess import (
     DETECTOR_STRIDE,
+    contrast_over_noise,
     crop_die,
     detector_image,
     detector_tensor,
@@ -319,6 +320,24 @@ def test_edge_width_is_the_blur_of_a_step(sigma: float) -> None:
     width = edge_width(frame, (50, 50, 150, 150))
     assert width is not None and abs(width - sigma) < 0.15 * sigma
     assert edge_width(frame, (50, 50, 55, 55)) is None  # too small to tell
+
+
+@pytest.mark.parametrize("sigma", [2.0, 5.0, 10.0])
+def test_contrast_over_noise_finds_the_noise_beside_a_dies_pips(sigma: float) -> None:
+    """A white die with black pips under sensor noise of σ: its contrast over σ, the pips'
+    edges hardly counted as noise; a die drawn without noise has none to measure."""
+    frame = np.full((200, 200, 3), 200, np.uint8)
+    for x, y in ((70, 70), (100, 100), (130, 130)):
+        cv2.circle(frame, (x, y), 10, (30, 30, 30), -1)
+    box = (40, 40, 160, 160)
+    assert contrast_over_noise(frame, box) is None
+    noise = np.random.default_rng(0).normal(0, sigma, frame.shape[:2])[..., None]
+    noisy = np.clip(frame + noise, 0, 255).astype(np.uint8)
+    grey = cv2.cvtColor(noisy[40:160, 40:160], cv2.COLOR_BGR2GRAY).astype(np.float32)
+    contrast = float(np.percentile(grey, 99) - np.percentile(grey, 1))
+    ratio = contrast_over_noise(noisy, box)
+    assert ratio is not None and abs(contrast / ratio - sigma) < 0.15 * sigma
+    assert contrast_over_noise(noisy, (40, 40, 45, 45)) is None  # too small to tell
 
 
 def test_crop_is_centred_on_the_die() -> None:

@@ -184,9 +184,9 @@ def test_the_check_says_when_the_picture_reads_better_turned() -> None:
         "picture's side): set the turn to 90°")
 
 
-def test_the_check_says_when_the_picture_is_too_blurred_to_read_well() -> None:
-    """Five white dice of 80 px with black pips: sharp as drawn, blurred by σ 2 px (the
-    real photos still read every die) and by 5 px (where they read 92 %)."""
+def five_white_dice() -> tuple[np.ndarray, Reading]:
+    """A picture of five white dice of 80 px with three black pips each, on grey, and
+    their reading."""
     import cv2
 
     frame = np.full((480, 640, 3), 120, np.uint8)
@@ -196,12 +196,36 @@ def test_the_check_says_when_the_picture_is_too_blurred_to_read_well() -> None:
         frame[y0:y1, x0:x1] = 240
         for dx in (-20, 0, 20):
             cv2.circle(frame, (int(d.x) + dx, int(d.y)), 7, (20, 20, 20), -1)
+    return frame, dice
+
+
+def test_the_check_says_when_the_picture_is_too_blurred_to_read_well() -> None:
+    """Five white dice: sharp as drawn, blurred by σ 2 px (the real photos still read
+    every die) and by 5 px (where they read 92 %)."""
+    import cv2
+
+    frame, dice = five_white_dice()
     assert check_reading(dice, frame=frame).ok
     assert check_reading(dice, frame=cv2.GaussianBlur(frame, (0, 0), 2)).ok
     result = check_reading(dice, frame=cv2.GaussianBlur(frame, (0, 0), 5))
     assert not result.ok and result.message.startswith("read 1 2 3 4 5: the picture is blurred")
     assert result.message.endswith(": focus the camera")
     assert check_reading(dice).ok  # without the frame it is not judged
+
+
+def test_the_check_says_when_the_picture_is_too_dark_to_read_well() -> None:
+    """Five white dice with black pips: lit, and with a little sensor noise, they stand
+    out; a twelfth of the light with the same noise leaves them too little above it. A
+    picture without noise (drawn, or the fake cameras of these tests) is not judged."""
+    frame, dice = five_white_dice()
+    noise = np.random.default_rng(1).normal(0, 3, frame.shape[:2])[..., None]
+    assert check_reading(dice, frame=np.clip(frame + noise, 0, 255).astype(np.uint8)).ok
+    dark = np.clip(frame * 0.08 + noise, 0, 255).astype(np.uint8)
+    result = check_reading(dice, frame=dark)
+    assert not result.ok and result.message.startswith(
+        "read 1 2 3 4 5: the picture is dark and noisy (the dice stand out of the noise only")
+    assert result.message.endswith("they read well from 10): more light on the table")
+    assert check_reading(dice, frame=(frame * 0.08).astype(np.uint8)).ok
 
 
 def test_the_check_says_when_the_dice_are_too_small_to_read_well() -> None:
