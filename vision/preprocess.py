@@ -125,9 +125,9 @@ def contrast_over_noise(frame_bgr: np.ndarray, box: tuple[float, float, float, f
                         ) -> float | None:
     """How far a die (its body `box`) stands out of the sensor's noise: its contrast over
     the noise's σ. The σ is what Immerkær's mask leaves, its median magnitude, so that the
-    die's edges and pips, a small share of its pixels, hardly count. Grey levels lost to
-    JPEG count as no noise. None for a box too small to tell, or without noise to measure
-    (most of its pixels smooth to the grey level: a drawn picture)."""
+    die's edges and pips, a small share of its pixels, hardly count; noise that JPEG
+    smoothed away is not counted. None for a box too small to tell, or without noise to
+    measure (most of its pixels smooth to the grey level: a drawn picture)."""
     grey = _grey_box(frame_bgr, box)
     if grey is None:
         return None
