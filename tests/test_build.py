@@ -33,17 +33,19 @@ def test_a_set_rendered_by_an_older_generator_is_rendered_again(
     assert json.loads(stamp.read_text())["generator"] == build.generator_version()
 
 
-def test_the_training_sets_get_the_camouflage_share_and_a_set_of_another_share_is_redone(
+def test_the_training_sets_get_their_shares_and_a_set_of_another_share_is_redone(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    """`make models` renders every training set with TRAINING_CAMOUFLAGE (0 as shipped), and
-    a set's stamp says its share: the same set with another share is rendered again."""
+    """`make models` renders every training set with TRAINING_CAMOUFLAGE (0 as shipped) and
+    TRAINING_WORN, and a set's stamp says its shares: the same set with another share is
+    rendered again."""
     monkeypatch.setattr(build, "DATA", tmp_path)
     monkeypatch.setattr(build, "TRAINING_CAMOUFLAGE", 0.1)  # shipped 0 for now
-    asked: list[tuple[str, float]] = []
+    monkeypatch.setattr(build, "TRAINING_WORN", 0.3)
+    asked: list[tuple[str, float, float]] = []
 
     def fake_generate(folder: str, *spec: object, hard_to_find: bool = False,
-                      camouflage: float = 0.0) -> Path:
-        asked.append((folder, camouflage))
+                      camouflage: float = 0.0, worn: float = 0.0) -> Path:
+        asked.append((folder, camouflage, worn))
         raise SystemExit(0)  # only the first set's call is looked at
 
     real_generate = build.generate
@@ -52,7 +54,7 @@ def test_the_training_sets_get_the_camouflage_share_and_a_set_of_another_share_i
     monkeypatch.setattr(sys, "argv", ["build.py"])
     with pytest.raises(SystemExit):
         build.main()
-    assert asked == [(build.TRAIN_SETS[0][0], 0.1)]
+    assert asked == [(build.TRAIN_SETS[0][0], 0.1, 0.3)]
 
     out = real_generate("tiny", "pips", 2, 5, workers=1, camouflage=0.5)
     assert json.loads((out / "stamp.json").read_text())["camouflage"] == 0.5
@@ -62,6 +64,8 @@ def test_the_training_sets_get_the_camouflage_share_and_a_set_of_another_share_i
     real_generate("tiny", "pips", 2, 5, workers=1)
     assert (out / "labels.jsonl").read_text() != "stale\n"
     assert "camouflage" not in json.loads((out / "stamp.json").read_text())
+    real_generate("tiny", "pips", 2, 5, workers=1, worn=0.5)
+    assert json.loads((out / "stamp.json").read_text())["worn"] == 0.5
 
 
 def test_without_the_real_photos_make_models_stops_at_once_in_one_line(

@@ -419,6 +419,33 @@ def test_a_share_of_scenes_have_dice_the_colour_of_their_table_and_the_rest_are_
         scene_for_index(101, 0, "mixed", SMALL)
 
 
+def test_a_share_of_the_pip_dice_sets_not_worn_are_drawn_worn_and_nothing_else_changes(
+        ) -> None:
+    """`worn` (a training share) wears about that share of the pip dice sets whose paint
+    chance left whole, as chance wears one; animal dice, the dice sets worn already and
+    everything else in the scene stay as drawn without it."""
+    fresh = worn = 0
+    for i in range(150):
+        plain = scene_for_index(101, i, "mixed", SMALL)
+        again = scene_for_index(101, i, "mixed", SMALL, worn=0.4)
+        assert [(d.x, d.y, d.value) for d in again.dice] == \
+            [(d.x, d.y, d.value) for d in plain.dice]
+        assert dataclasses.replace(again, dice=plain.dice) == plain
+        pairs = {(a.style, b.style) for a, b in zip(plain.dice, again.dice, strict=True)}
+        for before, after in pairs:
+            if before.kind != "pips" or before.wear > 0:
+                assert after == before
+                continue
+            fresh += 1
+            if after != before:
+                worn += 1
+                assert dataclasses.replace(after, wear=0.0) == before
+                assert 0.2 <= after.wear <= 0.7
+    assert fresh > 60 and 0.25 < worn / fresh < 0.55
+    assert scene_for_index(101, 3, "pips", SMALL, worn=0.0) == \
+        scene_for_index(101, 3, "pips", SMALL)
+
+
 def test_the_cli_renders_a_share_of_camouflaged_scenes_and_refuses_a_share_past_one(
         tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     args = ["--count", "12", "--seed", "101", "--kind", "pips", "--resolution", "320x240"]
@@ -438,7 +465,14 @@ def test_the_cli_renders_a_share_of_camouflaged_scenes_and_refuses_a_share_past_
     with pytest.raises(SystemExit):
         cli_main(["--out", str(tmp_path / "bad"), *args, "--camouflage", "1.5"])
     assert "--camouflage must be a share from 0 to 1, not 1.5" in capsys.readouterr().err
+    with pytest.raises(SystemExit):
+        cli_main(["--out", str(tmp_path / "bad"), *args, "--worn", "-0.1"])
+    assert "--worn must be a share from 0 to 1, not -0.1" in capsys.readouterr().err
     assert not (tmp_path / "bad").exists()
+    cli_main(["--out", str(tmp_path / "worn"), *args, "--count", "4", "--worn", "1"])
+    worn = load_labels(tmp_path / "worn")
+    assert [[(d.value, d.center) for d in lb.dice] for lb in worn] == \
+        [[(d.value, d.center) for d in lb.dice] for lb in plain[:4]]
 
 
 def test_a_cable_is_drawn_along_its_path_and_off_the_dice() -> None:

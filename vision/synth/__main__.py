@@ -1,5 +1,5 @@
 """CLI: python -m vision.synth --out DIR --count N --seed S --kind pips|animals|mixed
-[--hard-to-find] [--camouflage SHARE]."""
+[--hard-to-find] [--camouflage SHARE] [--worn SHARE]."""
 
 from __future__ import annotations
 
@@ -29,9 +29,13 @@ def main(argv: list[str] | None = None) -> None:
                     help="the share of scenes whose dice are the colour of their table "
                          "(black dice on black felt, or felt of the dice's colour): 0-1, "
                          "default 0")
+    ap.add_argument("--worn", type=float, default=0.0,
+                    help="the share of pip dice sets whose paint chance left whole drawn "
+                         "worn: 0-1, default 0")
     args = ap.parse_args(argv)
-    if not 0 <= args.camouflage <= 1:
-        ap.error(f"--camouflage must be a share from 0 to 1, not {args.camouflage}")
+    for name in ("camouflage", "worn"):
+        if not 0 <= getattr(args, name) <= 1:
+            ap.error(f"--{name} must be a share from 0 to 1, not {getattr(args, name)}")
     resolution = None
     if args.resolution:
         w, h = (int(v) for v in args.resolution.lower().split("x"))
@@ -39,7 +43,7 @@ def main(argv: list[str] | None = None) -> None:
     t0 = time.perf_counter()
     labels = generate(args.out, args.count, args.seed, args.kind, args.workers, args.quality,
                       resolution=resolution, only=hard_to_find if args.hard_to_find else None,
-                      camouflage=args.camouflage)
+                      camouflage=args.camouflage, worn=args.worn)
     dt = time.perf_counter() - t0
     n = sum(len(lb.dice) for lb in labels)
     print(f"wrote {len(labels)} images with {n} dice to {args.out} in {dt:.1f} s")
