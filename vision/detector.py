@@ -330,19 +330,26 @@ class LargeDice:
 def large_dice(found: list[Candidate], coarse: list[Candidate], frame_long_side: float
                ) -> LargeDice | None:
     """Where the coarse search's sure finds (`coarse`) are large dice (LARGE_DIE of the
-    frame's `frame_long_side`) and hold pieces of the first search's finds (`found`): the
-    long side at which they are about TARGET_LARGE_DIE detector pixels, and whether most
-    first finds are weak pieces (PIECE_SCORE); else None."""
+    frame's `frame_long_side`) and hold pieces of the first search's finds (`found`), or
+    the first search found nothing (a die so large that not even its pips look like dice
+    to it): the long side at which they are about TARGET_LARGE_DIE detector pixels, and
+    whether most first finds are weak pieces (PIECE_SCORE; so where there are none);
+    else None."""
     sure = [c for c in coarse if c.score >= LARGE_SCORE]
-    if not sure or not found:
+    if not sure:
         return None
     share = float(np.median([c.size for c in sure])) / frame_long_side
+    if share < LARGE_DIE:
+        return None
+    long_side = max(MIN_LONG_SIDE, 32 * round(TARGET_LARGE_DIE / share / 32))
+    if not found:
+        return LargeDice(long_side, True)
     pieces = [(c, die) for die in sure for c in found if is_piece(c, die)]
-    if share < LARGE_DIE or not pieces:
+    if not pieces:
         return None
     in_pieces = len({id(c) for c, _ in pieces}) >= len(found) / 2 and not any(
         c.score >= min(PIECE_SCORE, die.score) for c, die in pieces)
-    return LargeDice(max(MIN_LONG_SIDE, 32 * round(TARGET_LARGE_DIE / share / 32)), in_pieces)
+    return LargeDice(long_side, in_pieces)
 
 
 def first_scale_size(frame_bgr: np.ndarray, finds: list[Candidate]) -> float:

@@ -61,10 +61,10 @@ def test_reads_synthetic_tables(reader: Reader, kind: str) -> None:
 def test_a_die_photographed_from_close_is_read_whole(reader: Reader, kind: str) -> None:
     """A photo taken close to a die (it fills most of the picture, larger than any die the
     detector was trained on) is read as that die, not as its pips or its picture's parts
-    (before the coarse search none of these was; with it 11 and 10 of 12, with the networks
-    shipped since 7 and 9; of 60 such photos 38 and 43, with the classifier before the
-    forty-eighth session's 41 and 43, and two other draws of its recipe 39-41 and 44;
-    models/README.md "Dice photographed from close" and "Worn pips")."""
+    (before the coarse search none of these was; with it 11 and 10 of 12, with the
+    networks and rules of the forty-eighth session 8 and 9; of 60 such photos 42 and 46;
+    models/README.md "Dice photographed from close", "Worn pips" and "A die so large the
+    first search finds nothing")."""
     right = 0
     for frame, label in table_scenes(kind, 12):
         die = label.dice[0]
@@ -78,7 +78,7 @@ def test_a_die_photographed_from_close_is_read_whole(reader: Reader, kind: str) 
         seen = [d for d in reader.read(photo).dice if d.flag != "cut"]
         right += ([d.value for d in seen] == [die.value] and abs(seen[0].x - w / 2) < w / 5
                   and abs(seen[0].y - h / 2) < h / 5)
-    assert right >= 6, f"{right} of 12 close-ups read as their die"
+    assert right >= 7, f"{right} of 12 close-ups read as their die"
 
 
 @pytest.mark.skipif(not real_root().is_dir(), reason="shared real photos not present")

@@ -144,6 +144,10 @@ def test_a_die_found_in_pieces_is_searched_again_smaller() -> None:
     assert large_dice([*pips[:1], *beside], [die], 800) == LargeDice(64, found_in_pieces=False)
     # the same die seen whole by the first search too (no pieces): nothing to do
     assert large_dice([cand(400, 300, size=380)], [die], 800) is None
+    # nothing found first (a die so large that not even its pips look like dice): it is
+    # searched for at its own scale, and what is found there stands (models/README.md,
+    # "A die so large the first search finds nothing")
+    assert large_dice([], [die], 800) == LargeDice(64, found_in_pieces=True)
 
 
 @pytest.mark.parametrize(("found", "coarse"), [
@@ -153,7 +157,9 @@ def test_a_die_found_in_pieces_is_searched_again_smaller() -> None:
     ([cand(x, 300, size=60, score=0.5) for x in (300, 400, 500)], [cand(400, 300, 400, 0.4)]),
     # no find lies in it: dice beside a large thing
     ([cand(x, 60, size=60, score=0.5) for x in (100, 300, 700)], [cand(400, 400, 300, 0.8)]),
-    ([], [cand(400, 300, 400, 0.8)]),  # nothing found first
+    # nothing found first, and nothing large found surely
+    ([], [cand(400, 300, 80, 0.8)]),
+    ([], [cand(400, 300, 400, 0.4)]),
 ])
 def test_large_finds_of_the_coarse_search_that_hold_no_pieces_change_nothing(
         found: list[Candidate], coarse: list[Candidate]) -> None:
