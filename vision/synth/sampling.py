@@ -54,6 +54,9 @@ PIP_COLORS: dict[str, BGR] = {
     "gold": (0.2, 0.62, 0.85), "blue": (0.55, 0.2, 0.05), "green": (0.2, 0.45, 0.1),
     "silver": (0.75, 0.75, 0.75),
 }
+#: How worn a worn pip dice set is (`DieStyle.wear`, drawn uniformly between), whether
+#: chance wears it (`random_pip_style`) or a training share does (`worn_again`).
+PIP_WEAR = (0.2, 0.7)
 ANIMAL_BODIES: dict[str, BGR] = {
     "wood": (0.5, 0.7, 0.85), "white": (0.93, 0.94, 0.95), "cream": (0.8, 0.92, 0.96),
     "pink": (0.85, 0.8, 0.98), "blue": (0.95, 0.85, 0.7), "mint": (0.8, 0.93, 0.78),
@@ -124,7 +127,7 @@ def random_pip_style(rng: np.random.Generator) -> DieStyle:
         kind="pips", body=body, body2=body2, finish=finish, opacity=opacity, pip=pip,
         pip_radius=r, pip_spacing=spacing, one_pip=one_pip, one_radius=one_r,
         engraved=bool(rng.random() < 0.7),
-        wear=float(rng.uniform(0.2, 0.7)) if rng.random() < 0.12 else 0.0,
+        wear=float(rng.uniform(*PIP_WEAR)) if rng.random() < 0.12 else 0.0,
         corner=float(rng.uniform(0.06, 0.2)),
         gloss=float(rng.uniform(0.4, 0.8) if finish == "translucent" else rng.uniform(0.05, 0.45)),
         shininess=float(rng.uniform(8, 40)),
@@ -436,7 +439,7 @@ def worn_again(rng: np.random.Generator, styles: list[DieStyle], share: float
     one (`random_pip_style`). Chance wears an eighth of the pip dice sets, and within 0-30°
     the reader read 5.8 % of the test pips worn so wrong against 1.6 % of the others
     (models/README.md, "Worn pips")."""
-    return [dataclasses.replace(st, wear=float(rng.uniform(0.2, 0.7)))
+    return [dataclasses.replace(st, wear=float(rng.uniform(*PIP_WEAR)))
             if st.kind == "pips" and st.wear == 0 and rng.random() < share else st
             for st in styles]
 
