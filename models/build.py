@@ -94,18 +94,17 @@ def generate(folder: str, kind: str, count: int, seed: int, workers: int = 2,
     --hard-to-find`; `camouflage` and `worn`: its `--camouflage` and `--worn`)."""
     out = DATA / folder
     stamp = out / "stamp.json"
+    shares = {name: share for name, share in (("camouflage", camouflage), ("worn", worn))
+              if share}
     want = {"kind": kind, "count": count, "seed": seed, "generator": generator_version(),
-            **({"hard_to_find": True} if hard_to_find else {}),
-            **({"camouflage": camouflage} if camouflage else {}),
-            **({"worn": worn} if worn else {})}
+            **({"hard_to_find": True} if hard_to_find else {}), **shares}
     if stamp.is_file() and json.loads(stamp.read_text()) == want:
         return out
     t = time.time()
     subprocess.run([sys.executable, "-m", "vision.synth", "--out", str(out), "--count",
                     str(count), "--seed", str(seed), "--kind", kind, "--workers",
                     str(workers), *(["--hard-to-find"] if hard_to_find else []),
-                    *(["--camouflage", str(camouflage)] if camouflage else []),
-                    *(["--worn", str(worn)] if worn else [])],
+                    *(arg for name, share in shares.items() for arg in (f"--{name}", str(share)))],
                    check=True, cwd=ROOT)
     stamp.write_text(json.dumps(want))
     which = "those hard to find of " if hard_to_find else ""
