@@ -289,9 +289,10 @@ class Reader:
         if look is not None:
             candidates, values, probs, recognised, scores = self._second_look(
                 candidates, scores, (values, probs, recognised), look, faces)
+        taught = not isinstance(self.dice_set, str)
+        by_embeddings = not isinstance(self.dice_set, str) and not self.dice_set.pips
         judged = self.judge.judged(frame_bgr.shape[1], frame_bgr.shape[0], candidates, scores,
-                                   values, probs, recognised,
-                                   taught=not isinstance(self.dice_set, str))
+                                   values, probs, recognised, taught, by_embeddings)
         return Reading(tuple(judged.dice), tuple(self._warnings(judged.dice, judged.familiar))), \
             judged.evidence
 

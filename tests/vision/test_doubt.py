@@ -107,6 +107,28 @@ def test_the_judge_asks_about_a_confident_reading_it_doubts() -> None:
     assert evidence[:, SCORE].tolist() == [0.9, 0.35]  # in the reading's order
 
 
+def test_the_doubt_asks_about_a_reading_by_a_taught_sets_embeddings_from_its_own_chance(
+        ) -> None:
+    """The doubt is fitted on the classifier's readings; a taught set's embeddings read
+    less surely, so the judge asks about their readings only from `embeddings_ask_above`."""
+    finds = TwoFinds().detect(np.zeros((1, 1, 3), np.uint8))
+    scores = OneFace().classify([np.zeros((64, 64, 3), np.uint8)] * 2)
+    weights = [0.0] * len(FEATURES)
+    weights[SCORE] = -10.0
+    doubt = Doubt(tuple(weights), 0.5, ask_above=0.02)  # the score 0.35: a chance of 4.7 %
+    judge = Judge(doubt=doubt, embeddings_ask_above=0.05)
+
+    def flags(by_embeddings: bool) -> list[str | None]:
+        judged = judge.judged(640, 480, finds, scores, [4, 4], np.array([0.99, 0.99]),
+                              np.zeros(2, bool), taught=True, by_embeddings=by_embeddings)
+        return [d.flag for d in judged.dice]
+
+    assert flags(by_embeddings=False) == [None, "unreadable"]  # x 100, then 300
+    assert flags(by_embeddings=True) == [None, None]
+    judge = dataclasses.replace(judge, embeddings_ask_above=0.04)
+    assert flags(by_embeddings=True) == [None, "unreadable"]
+
+
 class FourTopsAndASide:
     """Four top faces seen at an angle, their bodies below them, and a side face the
     detector is sure of whose body lies hardly along the view (not far enough the other
