@@ -12,8 +12,9 @@ it is tilted or stacked, cut by the frame edge, or its face cannot be read with 
 from __future__ import annotations
 
 import contextlib
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
+from functools import cached_property
 from pathlib import Path
 from typing import Protocol
 
@@ -38,6 +39,7 @@ from vision.reading import (
     count_of_dice,
 )
 from vision.refiner import OnnxRefiner
+from vision.teach import SIGNATURE_WEIGHT, signature_similarities
 
 DICE_SETS_BUILTIN = ("auto", "pips", "animals")
 #: Quarter turns clockwise that make a camera's picture upright: the networks learnt from
@@ -142,8 +144,10 @@ class TaughtSet(Protocol):
 
     def embedded_with(self, embedder: Embedder) -> TaughtSet: ...
 
-    def values(self, embeddings: np.ndarray
+    def values(self, embeddings: np.ndarray, opinion: np.ndarray | None = None
                ) -> tuple[list[DieValue], np.ndarray, np.ndarray]: ...
+
+    def signatures(self, classify: Callable[[list[np.ndarray]], FaceScores]) -> np.ndarray: ...
 
 
 @dataclass(frozen=True)
@@ -558,13 +562,24 @@ class Reader:
         if not crops:
             return [], np.zeros(0), np.zeros(0, bool)
         if not isinstance(self.dice_set, str):
-            values, probs, recognised = self.dice_set.values(self.embedder.embed(crops))
+            opinion = None if self._signatures is None else SIGNATURE_WEIGHT * \
+                signature_similarities(scores.value, self._signatures)
+            values, probs, recognised = self.dice_set.values(self.embedder.embed(crops),
+                                                             opinion)
             if self.dice_set.pips:
                 values, probs = checked_by_pip_reading(values, probs, scores.value,
                                                        self.dice_set.counted)
             return values, probs, recognised
         values, probs = most_likely(scores.value, faces)
         return values, probs, np.zeros(len(values), bool)
+
+    @cached_property
+    def _signatures(self) -> np.ndarray | None:
+        """A taught art set's signatures (vision.teach.SIGNATURE_WEIGHT), read once by this
+        reader's classifier; None for a built-in or a pip set, or with the weight 0."""
+        if isinstance(self.dice_set, str) or self.dice_set.pips or not SIGNATURE_WEIGHT:
+            return None
+        return self.dice_set.signatures(self.classifier.classify)
 
     def _warnings(self, dice: list[DieReading], recognised: int) -> list[str]:
         """What the table should know of the frame beside its dice; `recognised`: how many

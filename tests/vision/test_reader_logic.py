@@ -41,6 +41,7 @@ from vision.refiner import AGAIN, OnnxRefiner, moved
 from vision.teach import (
     CROPS_PER_DIE,
     PATCH_PIXELS,
+    SIGNATURE_WEIGHT,
     Checked,
     DiceSet,
     DiceSetError,
@@ -50,6 +51,7 @@ from vision.teach import (
     learn,
     load_dice_set,
     parse_value,
+    signature_similarities,
     taught_sets,
     teach,
     teaching_doubts,
@@ -74,7 +76,8 @@ class FixedDetector:
 
 
 class FixedClassifier:
-    """Returns given value/quality probabilities, one row per crop."""
+    """Returns given value/quality probabilities, one row per crop; a crop beyond them
+    (a taught set's dice, read for their signatures) reads as no face in particular."""
 
     def __init__(self, value: list[list[float]], quality: list[list[float]]) -> None:
         self.value = np.array(value, float)
@@ -83,6 +86,9 @@ class FixedClassifier:
     def classify(self, crops: list[np.ndarray], turned: Sequence[bool] | None = None
                  ) -> FaceScores:
         n = len(crops)
+        if n > len(self.value):
+            return FaceScores(np.full((n, len(FACES)), 1 / len(FACES)),
+                              np.tile(quality(), (n, 1)))
         return FaceScores(self.value[:n], self.quality[:n])
 
 
@@ -945,6 +951,65 @@ def test_a_taught_set_outlives_a_new_embedder(tmp_path: Path) -> None:
     frame[80:120, 80:120] = colours["pig"]
     (die,) = reader.read(frame).dice
     assert die.value == "pig" and die.confidence > 0.9
+
+
+class GreenishClassifier:
+    """Reads a crop's centre as a mix of the built-in faces by how green it is: green as a
+    duck, not green as a cat; always a die lying flat."""
+
+    def classify(self, crops: list[np.ndarray], turned: Sequence[bool] | None = None
+                 ) -> FaceScores:
+        green = np.array([c[24:40, 24:40, 1].mean() / 255 for c in crops])
+        value = np.zeros((len(crops), len(FACES)))
+        value[:, FACES.index("duck")] = np.clip(5 * (green - 0.4), 0.01, 0.99)
+        value[:, FACES.index("cat")] = 1 - value[:, FACES.index("duck")]
+        return FaceScores(value, np.tile(quality(), (len(crops), 1)))
+
+
+def test_signatures_are_each_faces_mean_mix_and_mixes_compare_from_0_to_1() -> None:
+    taught = DiceSet("farm", ["frog", "pig", "frog"],
+                     np.stack([patch((0, 255, 0)), patch((0, 0, 0)), patch((0, 120, 0))]))
+    signatures = taught.signatures(GreenishClassifier().classify)
+    duck, cat = FACES.index("duck"), FACES.index("cat")
+    assert signatures.shape == (2, len(FACES))
+    assert signatures[0, duck] == pytest.approx((0.99 + 5 * (120 / 255 - 0.4)) / 2, abs=0.01)
+    assert signatures[1, cat] == pytest.approx(0.99)
+    alike = signature_similarities(np.array([one_hot("duck", 1.0), one_hot(3, 1.0)]),
+                                   np.array([one_hot("duck", 1.0), one_hot("cat", 1.0)]))
+    assert np.allclose(alike, [[1.0, 0.0], [0.0, 0.0]])
+
+
+def test_a_second_opinion_turns_a_close_call_and_a_flat_one_changes_nothing() -> None:
+    colours = {"frog": (40, 160, 40), "pig": (180, 160, 240)}
+    taught = DiceSet("farm", list(colours), np.stack([patch(c) for c in colours.values()])
+                     ).embedded_with(ColourEmbedder())
+    between = ColourEmbedder().embed([patch((105, 160, 135))[:64, :64]])
+    values, probs, _ = taught.values(between)
+    flat, flat_probs, _ = taught.values(between, np.array([[2.0, 2.0]]))
+    assert flat == values and np.allclose(flat_probs, probs)
+    other = "pig" if values == ["frog"] else "frog"
+    turned, _, _ = taught.values(between, np.array([[0.0, 4.0] if other == "pig" else [4.0, 0.0]]))
+    assert turned == [other]
+
+
+@pytest.mark.parametrize("weight", [0.0, SIGNATURE_WEIGHT])
+def test_the_classifiers_mix_is_a_second_opinion_on_a_taught_art_set(
+        monkeypatch: pytest.MonkeyPatch, weight: float) -> None:
+    """A die the embeddings read as the frog but not surely is read surely where the
+    classifier's mix of it is the frog's (green, as a duck) — and not where that opinion is
+    turned off; a taught pip set is read by the classifier's count instead."""
+    monkeypatch.setattr(vision.reader, "SIGNATURE_WEIGHT", weight)
+    colours = {"frog": (110, 190, 40), "pig": (150, 60, 200)}
+    taught = DiceSet("farm", list(colours), np.stack([patch(c) for c in colours.values()]))
+    reader = Reader(FixedDetector([cand(100, 100)]), GreenishClassifier(), dice_set=taught,
+                    embedder=ColourEmbedder())
+    frame = np.full((480, 640, 3), 90, np.uint8)
+    frame[80:120, 80:120] = (130, 150, 100)  # nearer the frog than the pig, in other light
+    (die,) = reader.read(frame).dice
+    assert die.value == "frog"
+    assert (die.confidence >= TRUST_CONFIDENCE) == (weight > 0)
+    pips = DiceSet("d6", [1, 2], np.stack([patch(c) for c in colours.values()]))
+    assert reader.reading(pips)._signatures is None
 
 
 @pytest.mark.parametrize(("colour", "score", "kept"), [
