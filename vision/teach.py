@@ -5,7 +5,8 @@ Real dice never look exactly like the ones we trained on. The face embedder
 without training: the dice of each photo are found (a find unlike the other dice of its
 value is left out) and stored as patches, cut in several rotations and sizes, as they are
 and foreshortened, and embedded; reading then takes the value whose stored embeddings are
-nearest (cosine), and keeps a find the set recognises even where the classifier, which
+nearest (cosine), with the classifier's mix of the built-in faces as a second opinion
+(SIGNATURE_WEIGHT), and keeps a find the set recognises even where the classifier, which
 knows only the built-in faces, sees no die. Seconds on a Pi. The patches are kept with the
 set: after a model update the set is embedded again from them, so a taught set outlives the
 model it was taught with.
