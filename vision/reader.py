@@ -575,9 +575,11 @@ class Reader:
 
     @cached_property
     def _signatures(self) -> np.ndarray | None:
-        """A taught art set's signatures (vision.teach.SIGNATURE_WEIGHT), read once by this
-        reader's classifier; None for a built-in or a pip set, or with the weight 0."""
-        if isinstance(self.dice_set, str) or self.dice_set.pips or not SIGNATURE_WEIGHT:
+        """A taught set's signatures (vision.teach.SIGNATURE_WEIGHT), read once by this
+        reader's classifier; None for a built-in set, a pip set the classifier counts (its
+        count reads it: checked_by_pip_reading), or with the weight 0."""
+        if isinstance(self.dice_set, str) or not SIGNATURE_WEIGHT or (
+                self.dice_set.pips and self.dice_set.counted):
             return None
         return self.dice_set.signatures(self.classifier.classify)
 

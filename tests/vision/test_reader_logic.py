@@ -999,7 +999,8 @@ def test_the_classifiers_mix_is_a_second_opinion_on_a_taught_art_set(
         monkeypatch: pytest.MonkeyPatch, weight: float) -> None:
     """A die the embeddings read as the frog but not surely is read surely where the
     classifier's mix of it is the frog's (green, as a duck) — and not where that opinion is
-    turned off; a taught pip set is read by the classifier's count instead."""
+    turned off; a taught pip set the classifier counts is read by its count instead, one
+    it cannot count with the opinion too."""
     monkeypatch.setattr(vision.reader, "SIGNATURE_WEIGHT", weight)
     colours = {"frog": (110, 190, 40), "pig": (150, 60, 200)}
     taught = DiceSet("farm", list(colours), np.stack([patch(c) for c in colours.values()]))
@@ -1011,7 +1012,8 @@ def test_the_classifiers_mix_is_a_second_opinion_on_a_taught_art_set(
     assert die.value == "frog"
     assert (die.confidence >= TRUST_CONFIDENCE) == (weight > 0)
     pips = DiceSet("d6", [1, 2], np.stack([patch(c) for c in colours.values()]))
-    assert reader.reading(pips)._signatures is None
+    assert reader.reading(dataclasses.replace(pips, counted=True))._signatures is None
+    assert (reader.reading(pips)._signatures is None) == (weight == 0)
 
 
 @pytest.mark.parametrize(("colour", "score", "kept"), [
