@@ -232,9 +232,14 @@ class Reader:
                       self._embedder, self._threads, self.refiner, self.turn)
 
     def turned(self, turn: int) -> Reader:
-        """This reader's networks and judge, reading pictures turned `turn` quarters."""
-        return Reader(self.detector, self.classifier, self.dice_set, self.judge, self.expected,
-                      self._embedder, self._threads, self.refiner, turn)
+        """This reader's networks and judge, reading pictures turned `turn` quarters; a
+        taught set's signatures, once read, go along (the same set and classifier), so a
+        picture tried in another turn (`better_turn`) does not read them again."""
+        other = Reader(self.detector, self.classifier, self.dice_set, self.judge,
+                       self.expected, self._embedder, self._threads, self.refiner, turn)
+        if "_signatures" in self.__dict__:  # functools.cached_property keeps it there
+            other.__dict__["_signatures"] = self.__dict__["_signatures"]
+        return other
 
     def better_turn(self, frame_bgr: np.ndarray, reading: Reading) -> int | None:
         """The turn (quarters, TURNS) that reads `frame_bgr` clearly better than this

@@ -1011,6 +1011,8 @@ def test_the_classifiers_mix_is_a_second_opinion_on_a_taught_art_set(
     (die,) = reader.read(frame).dice
     assert die.value == "frog"
     assert (die.confidence >= TRUST_CONFIDENCE) == (weight > 0)
+    signatures = reader._signatures
+    assert reader.turned(1)._signatures is signatures  # read once, not again for a turn
     pips = DiceSet("d6", [1, 2], np.stack([patch(c) for c in colours.values()]))
     assert reader.reading(dataclasses.replace(pips, counted=True))._signatures is None
     assert (reader.reading(pips)._signatures is None) == (weight == 0)
