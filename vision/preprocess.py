@@ -74,14 +74,18 @@ def crop_die(frame_bgr: np.ndarray, cx: float, cy: float, size: float,
     """A square crop of side `size * CROP_SCALE` centred on (cx, cy), resized to `out`.
 
     Pixels outside the frame repeat the border, so a die at the edge still gives a crop.
+    Each crop pixel is sampled bilinearly, also where the crop shrinks the picture
+    (warpAffine has no area interpolation: asked for it, it samples bilinearly): a large
+    die keeps the picture's noise in its crop, as every network learnt from. Crops shrunk
+    by area instead, with a classifier trained on them, read no more dice right
+    (models/README.md, "Crops shrunk by area").
     """
     side = max(4.0, size * CROP_SCALE)
     k = out / side
     m = cv2.getRotationMatrix2D((cx, cy), angle, k)
     m[0, 2] += out / 2 - cx
     m[1, 2] += out / 2 - cy
-    interp = cv2.INTER_AREA if k < 1 else cv2.INTER_LINEAR
-    return cv2.warpAffine(frame_bgr, m, (out, out), flags=interp,
+    return cv2.warpAffine(frame_bgr, m, (out, out), flags=cv2.INTER_LINEAR,
                           borderMode=cv2.BORDER_REPLICATE)
 
 
