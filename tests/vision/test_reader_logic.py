@@ -435,6 +435,14 @@ def test_suppress_keeps_touching_dice_but_not_double_peaks() -> None:
     assert suppress([dup, b, a]) == [a, b]
 
 
+def test_suppress_keeps_two_dice_that_overlap_in_the_picture() -> None:
+    """A die half hidden behind another, seen at an angle: centres 0.42 sizes apart are
+    two dice; 0.35 apart, one die's two peaks (its top face and a side face)."""
+    front, behind = cand(100, 100, score=0.9), cand(100, 100 - 0.42 * 40, score=0.6)
+    assert suppress([behind, front]) == [front, behind]
+    assert suppress([cand(100, 100 - 0.35 * 40, score=0.6), front]) == [front]
+
+
 def test_judge_values_confidence_and_order() -> None:
     reader = Reader(FixedDetector([cand(300, 200), cand(100, 200)]),
                     FixedClassifier([one_hot(5), one_hot(2)], [quality(), quality()]))
