@@ -396,7 +396,7 @@ def decode(out: np.ndarray, scale: float, threshold: float, width: int, height: 
 
 #: Peaks closer than this share of a die size are one die's (`suppress`). Two dice that
 #: overlap in a picture taken at an angle (one half hidden behind or leaning on the other)
-#: lie 0.4–0.5 die sizes apart: from 0.45 down to 0.4, 13 more of the validation scenes'
+#: often lie 0.4–0.5 die sizes apart: from 0.45 down to 0.4, 13 more of the validation scenes'
 #: 4899 readable dice and 11 more of the test sets' 9719 were read right (most of them asked
 #: about, `stacked`), with 14 and 35 more extra finds, as many silent errors
 #: (models/README.md, "Dice overlapping in the picture").
