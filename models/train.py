@@ -536,8 +536,21 @@ def with_body_head(detector: onnx.ModelProto, head: BodyHead) -> onnx.ModelProto
         node.output[:] = ["body" if o == "body_head/body" else o for o in node.output]
     del merged.metadata_props[:]
     merged.metadata_props.extend(detector.metadata_props)
+    once_per_domain(merged)
     onnx.checker.check_model(merged)
     return merged
+
+
+def once_per_domain(model: onnx.ModelProto) -> None:
+    """Declares each operator set once, at its highest version: `onnx.compose.merge_models`
+    lists the standard set once for each model it merged, and tools such as onnxruntime's
+    quantizer refuse a file that declares a domain twice."""
+    versions: dict[str, int] = {}
+    for opset in model.opset_import:
+        versions[opset.domain] = max(versions.get(opset.domain, 0), opset.version)
+    del model.opset_import[:]
+    model.opset_import.extend(onnx.helper.make_opsetid(domain, version)
+                              for domain, version in versions.items())
 
 
 # ---------------------------------------------------------------------------------------

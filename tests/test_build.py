@@ -104,6 +104,9 @@ def test_the_body_head_is_added_beside_the_detectors_own_output() -> None:
     assert [o.name for o in again.graph.output] == ["out", "body"]
     assert np.array_equal(out, plain[0]) and body.shape == (1, 2, 24, 32)
     assert {p.key for p in merged.metadata_props} >= {"long_side", "stride"}
+    for model in (merged, again):
+        domains = [opset.domain for opset in model.opset_import]
+        assert len(domains) == len(set(domains)), model.opset_import
 
 
 def test_a_detector_read_back_from_its_file_says_what_the_file_says(tmp_path: Path) -> None:
