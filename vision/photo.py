@@ -4,6 +4,7 @@ them, with a one-line reason when one cannot be read."""
 from __future__ import annotations
 
 import threading
+from collections.abc import Iterator
 from pathlib import Path
 
 import cv2
@@ -14,14 +15,24 @@ EOI = b"\xff\xd9"  # end of image
 SOS = 0xDA  # start of scan: the compressed image data follows
 #: Markers without a length field: TEM and the restart markers RST0–7.
 STANDALONE = {0x01, *range(0xD0, 0xD8)}
+#: Start-of-frame markers, which carry a JPEG's size: SOF0–15 but DHT, JPG and DAC.
+SOF = {*range(0xC0, 0xD0)} - {0xC4, 0xC8, 0xCC}
+#: What `header_markers` gives where a byte is not a marker.
+NOT_A_MARKER = -1
+PNG = b"\x89PNG\r\n\x1a\n"  # signature; its first chunk, IHDR, states the size
+#: A photo with more pixels than this is not decoded: more than any camera's (a 200
+#: megapixel phone's is 16 320 × 12 240), while a PNG of a few megabytes can hold a
+#: picture of gigabytes that would fill a Raspberry Pi's memory.
+MAX_PIXELS = 250_000_000
 _QUIET_DECODING = threading.Lock()
 
 
 def read_photo(path: Path) -> np.ndarray:
     """The photo at `path` as a BGR frame, or ValueError with a one-line reason: no such
-    file, a folder, not a readable image, or a JPEG cut short — a copy or an upload that
-    did not finish. OpenCV decodes such a file without an error, the missing part grey,
-    and the dice there would silently go unseen (or be taught from half a picture)."""
+    file, a folder, not a readable image, too large (MAX_PIXELS), or a JPEG cut short — a
+    copy or an upload that did not finish. OpenCV decodes such a file without an error,
+    the missing part grey, and the dice there would silently go unseen (or be taught from
+    half a picture)."""
     if not path.exists():
         raise ValueError("no such file")
     if path.is_dir():
@@ -34,6 +45,10 @@ def read_photo(path: Path) -> np.ndarray:
         raise ValueError(f"cannot be read ({exc.strerror or exc})") from None
     if jpeg_cut_short(data):
         raise ValueError("the JPEG file is cut short (a copy or an upload that did not finish?)")
+    size = stated_size(data)
+    if size is not None and size[0] * size[1] > MAX_PIXELS:
+        raise ValueError(f"too large to read ({size[0]}×{size[1]} pixels; at most "
+                         f"{MAX_PIXELS // 1_000_000} million)")
     # Decoded from the bytes already read; like imread, imdecode turns the photo as its
     # EXIF orientation says (tests/vision/test_photo.py).
     frame = _decoded_quietly(data) if data else None
@@ -52,8 +67,25 @@ def _decoded_quietly(data: bytes) -> np.ndarray | None:
         cv2.utils.logging.setLogLevel(cv2.utils.logging.LOG_LEVEL_SILENT)
         try:
             return cv2.imdecode(np.frombuffer(data, np.uint8), cv2.IMREAD_COLOR)
+        except cv2.error:  # e.g. more pixels than OpenCV's own limit, in another format
+            return None
         finally:
             cv2.utils.logging.setLogLevel(level)
+
+
+def stated_size(data: bytes) -> tuple[int, int] | None:
+    """The width and height a PNG's or a JPEG's header states, read before decoding it;
+    None for other formats (OpenCV's own limit of 2^30 pixels guards those) or headers
+    this does not follow."""
+    if data.startswith(PNG) and data[12:16] == b"IHDR" and len(data) >= 24:
+        return int.from_bytes(data[16:20], "big"), int.from_bytes(data[20:24], "big")
+    if not data.startswith(SOI):
+        return None
+    for marker, i in header_markers(data):
+        if marker in SOF and i + 9 <= len(data):  # length, precision, height, width
+            height = int.from_bytes(data[i + 5:i + 7], "big")
+            return int.from_bytes(data[i + 7:i + 9], "big"), height
+    return None
 
 
 def jpeg_cut_short(data: bytes) -> bool:
@@ -66,17 +98,27 @@ def jpeg_cut_short(data: bytes) -> bool:
     False, and the decoder judges."""
     if not data.startswith(SOI):
         return False
+    for marker, i in header_markers(data):
+        if marker == SOS:
+            return data.find(EOI, i) < 0
+        if marker == NOT_A_MARKER:
+            return False
+    return True  # cut short within the headers
+
+
+def header_markers(data: bytes) -> Iterator[tuple[int, int]]:
+    """Each marker of a JPEG's header segments and where it stands, up to and with the
+    first start-of-scan; NOT_A_MARKER, and no more, where a byte is not one."""
     i = len(SOI)
     while i + 4 <= len(data):
         if data[i] != 0xFF:
-            return False
+            yield NOT_A_MARKER, i
+            return
         marker = data[i + 1]
         if marker == 0xFF:  # fill byte before a marker
             i += 1
-        elif marker == SOS:
-            return data.find(EOI, i) < 0
-        elif marker in STANDALONE:
-            i += 2
-        else:
-            i += 2 + int.from_bytes(data[i + 2:i + 4], "big")
-    return True  # cut short within the headers
+            continue
+        yield marker, i
+        if marker == SOS:
+            return
+        i += 2 if marker in STANDALONE else 2 + int.from_bytes(data[i + 2:i + 4], "big")

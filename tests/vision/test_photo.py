@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
+import struct
 from pathlib import Path
 
 import cv2
 import numpy as np
 import pytest
 
-from vision.photo import jpeg_cut_short, read_photo
+from vision.photo import SOF, header_markers, jpeg_cut_short, read_photo, stated_size
 
 
 def jpeg(width: int = 320, height: int = 240, progressive: bool = False) -> bytes:
@@ -97,6 +98,32 @@ def test_read_photo_turns_a_photo_as_its_exif_orientation_says(tmp_path: Path) -
     assert frame.shape == (80, 40, 3)
     assert frame[5, 20].mean() > 200 and frame[75, 20].mean() < 50  # white half now on top
     assert np.array_equal(frame, cv2.imread(str(photo), cv2.IMREAD_COLOR))
+
+
+def test_a_photo_too_large_to_read_is_a_one_line_error_before_decoding(tmp_path: Path
+                                                                       ) -> None:
+    """A PNG or JPEG whose header states more than MAX_PIXELS is refused unread (a few
+    megabytes of PNG can hold gigabytes of picture); other formats past OpenCV's own limit
+    (an exception inside OpenCV) are not a readable image, never a traceback."""
+    assert stated_size(jpeg()) == stated_size(jpeg(progressive=True)) == (320, 240)
+    ok, png = cv2.imencode(".png", np.zeros((30, 40, 3), np.uint8))
+    assert ok and stated_size(png.tobytes()) == (40, 30)
+    big_png = bytearray(png.tobytes())
+    big_png[16:24] = (20_000).to_bytes(4, "big") + (15_000).to_bytes(4, "big")
+    big_jpeg = bytearray(jpeg())
+    sof = next(i for marker, i in header_markers(bytes(big_jpeg)) if marker in SOF)
+    big_jpeg[sof + 5:sof + 9] = (15_000).to_bytes(2, "big") + (20_000).to_bytes(2, "big")
+    for name, data in (("big.png", big_png), ("big.jpg", big_jpeg)):
+        (tmp_path / name).write_bytes(bytes(data))
+        with pytest.raises(ValueError, match=r"^too large to read \(20000×15000 pixels; at "
+                                             r"most 250 million\)$"):
+            read_photo(tmp_path / name)
+    # a BMP header stating 40 000 × 40 000 pixels, past OpenCV's limit of 2^30
+    bmp = b"BM" + struct.pack("<IHHI", 54, 0, 0, 54) + struct.pack(
+        "<IiiHHIIiiII", 40, 40_000, 40_000, 1, 24, 0, 0, 2835, 2835, 0, 0)
+    (tmp_path / "huge.bmp").write_bytes(bmp)
+    with pytest.raises(ValueError, match="^not a readable image$"):
+        read_photo(tmp_path / "huge.bmp")
 
 
 def test_a_file_opencv_cannot_read_gets_one_line_and_no_opencv_log(
