@@ -61,7 +61,7 @@ def cmd_read(args: argparse.Namespace) -> int:
 
     try:
         reader = Reader.for_dice_set(args.dice_set, state_dir(), expected=args.expect,
-                                     turn=args.turn // 90)
+                                     turn=(args.turn or 0) // 90)
     except (ModelMissingError, ValueError) as exc:  # DiceSetError is a ValueError
         raise UserError(str(exc)) from None
     if args.annotate:
@@ -83,9 +83,15 @@ def cmd_read(args: argparse.Namespace) -> int:
             failed += 1
             continue
         warnings = list(reading.warnings)
-        turn = reader.better_turn(frame, reading)
-        if turn is not None:
-            warnings.append(f"the dice read better turned {turn * 90}° (--turn {turn * 90})")
+        better = reader.better_reading(frame, reading)
+        if better is not None:
+            turn, turned = better
+            if args.turn is None:  # no camera named: the photo is read the way it reads
+                reading = turned
+                warnings = [*turned.warnings, f"read turned {turn * 90}°: the dice read "
+                            "better so (--turn 0 reads the photo as it is)"]
+            else:
+                warnings.append(f"the dice read better turned {turn * 90}° (--turn {turn * 90})")
         results.append({"image": str(path), "dice": [d.to_json() for d in reading.dice],
                         "warnings": warnings})
         if args.annotate:
@@ -173,9 +179,10 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--expect", type=int, default=5,
                    help="dice expected per image (5): another count is warned of, and where "
                         "fewer are found, unsurely or small, the image is searched again")
-    p.add_argument("--turn", type=int, default=0, choices=TURN_DEGREES, metavar="DEG",
+    p.add_argument("--turn", type=int, choices=TURN_DEGREES, metavar="DEG",
                    help="degrees clockwise that turn the photos upright, the side nearest "
-                        "the camera at the bottom (0, 90, 180, 270; default 0)")
+                        "the camera at the bottom (0, 90, 180, 270); without it, a photo "
+                        "whose dice read clearly better turned a quarter is read so")
     p.set_defaults(func=cmd_read)
 
     p = sub.add_parser("teach", help="teach the reader a new dice set from photos")

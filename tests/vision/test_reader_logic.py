@@ -504,9 +504,11 @@ def test_the_reader_says_which_turn_reads_a_picture_clearly_better() -> None:
     assert upright.better_turn(portrait, upright.read(portrait)) is None
 
 
-def test_kniffel_read_says_when_a_photo_reads_better_turned(
+def test_kniffel_read_reads_a_photo_turned_where_it_reads_clearly_better(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
+    """Without `--turn` the better turn's reading is taken and named; with one, the photo
+    is read as told and the better turn only named."""
     from web import cli
 
     five = FixedClassifier([one_hot(v) for v in (1, 2, 3, 4, 5)], [quality()] * 5)
@@ -516,8 +518,16 @@ def test_kniffel_read_says_when_a_photo_reads_better_turned(
     photo = tmp_path / "side.png"
     cv2.imwrite(str(photo), FRAME)
     assert cli.main(["read", str(photo), "--json"]) == 0
-    warnings = json.loads(capsys.readouterr().out)[0]["warnings"]
-    assert warnings[-1] == "the dice read better turned 90° (--turn 90)"
+    result = json.loads(capsys.readouterr().out)[0]
+    assert result["warnings"] == [
+        "read turned 90°: the dice read better so (--turn 0 reads the photo as it is)"]
+    assert cli.main(["read", str(photo), "--turn", "90", "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)[0]["dice"] == result["dice"]  # its pixels
+    assert len(result["dice"]) == 5
+    assert cli.main(["read", str(photo), "--turn", "0", "--json"]) == 0
+    result = json.loads(capsys.readouterr().out)[0]
+    assert len(result["dice"]) == 2
+    assert result["warnings"][-1] == "the dice read better turned 90° (--turn 90)"
     assert cli.main(["read", str(photo), "--turn", "90"]) == 0
     assert capsys.readouterr().out == f"{photo}: 5 4 3 2 1\n"  # read down the photo
 
