@@ -29,6 +29,7 @@ from vision.reader import Reader  # noqa: E402
 from vision.reading import SceneLabel, load_labels  # noqa: E402
 from vision.synth.dataset import scene_for_index  # noqa: E402
 from vision.teach import teach  # noqa: E402
+from web.cli import photo_reading  # noqa: E402
 
 #: Test sets: seeds 9xxxxx are never used for training (build.py uses 1xx). 1200 scenes
 #: each (about 5300 dice), since the silent errors the issue bounds at 0.2 % are single
@@ -505,16 +506,14 @@ COMMAND_LINE = "ours, kniffel read"
 
 
 class ReadsTheBetterTurn:
-    """`reader` as `kniffel read` reads a photo without `--turn`: where the picture reads
-    clearly better turned a quarter further (`Reader.better_reading`), that reading."""
+    """`reader` as `kniffel read` reads a photo without `--turn` (`web.cli.photo_reading`):
+    where the picture reads clearly better turned a quarter further, that reading."""
 
     def __init__(self, reader: Reader) -> None:
         self.reader = reader
 
     def read(self, frame_bgr: np.ndarray) -> Any:
-        reading = self.reader.read(frame_bgr)
-        better = self.reader.better_reading(frame_bgr, reading)
-        return reading if better is None else better[1]
+        return photo_reading(self.reader, frame_bgr, turn_given=False)[0]
 
 
 def _reader(name: str) -> Any:

@@ -76,11 +76,14 @@ def test_silent_errors_the_count_of_dice_would_not_catch() -> None:
     wrong = Reading(dice=(pred(6, 100, 100), *(pred(d.value, *d.center) for d in SCENE.dice[1:])))
     extra = Reading(dice=(*(pred(d.value, *d.center) for d in SCENE.dice),
                           pred(4, 550, 400)))  # six seen, five there: the table asks
+    # five trusted, one of them wrong, and a find the reader asks about: the table leaves
+    # the find out (dice_of_the_throw) and takes the wrong die
+    beside = Reading(dice=(*wrong.dice, pred(None, 550, 400, flag="unreadable")))
     r = EvalResult()
-    for reading in (wrong, extra):
+    for reading in (wrong, extra, beside):
         r.add(score_image(reading, SCENE))
-    assert r.silent_errors == 2 and r.silent_count_right == 1
-    assert r.silent_count_right_rate == pytest.approx(1 / 10)
+    assert r.silent_errors == 3 and r.silent_count_right == 2
+    assert r.silent_count_right_rate == pytest.approx(2 / 15)
     assert "count right =" in format_table({"ours | x": r})
     # further tables of one report leave the legend out, not the row
     bare = format_table({"ours | x": r}, legend=False)

@@ -44,6 +44,7 @@ from vision.reading import (
     DieValue,
     Reading,
     SceneLabel,
+    dice_of_the_throw,
 )
 
 MATCH_RADIUS = 0.6  # in die sizes, around the label centre
@@ -143,7 +144,8 @@ class ImageScore:
     extra: int = 0
     asked: int = 0
     silent_errors: int = 0
-    #: silent errors of an image whose count of dice is right (the table's count check passes)
+    #: silent errors of an image whose count of dice is right (the table's count check
+    #: passes, after it leaves out asked finds beside as many trusted dice: dice_of_the_throw)
     silent_count_right: int = 0
     caught_errors: int = 0
     labelled_flagged: int = 0
@@ -205,7 +207,7 @@ def score_image(reading: Reading, label: SceneLabel,
             s.extra += 1
             _count_ask(s, p, True)
     s.confidences = [float(p.confidence) for p in preds]
-    if len(preds) == len(label.dice):
+    if len(dice_of_the_throw(preds, len(label.dice))) == len(label.dice):
         s.silent_count_right = s.silent_errors
     return s
 
@@ -459,6 +461,6 @@ def format_table(results: dict[str, EvalResult], legend: bool = True) -> str:
         return "\n".join(lines)
     lines.append("silent = wrong value or extra, not asked about (unflagged, with a value); "
                  "% of labelled dice")
-    lines.append("count right = in images where as many dice were seen as lie there (the "
-                 "table asks whenever the count is off)")
+    lines.append("count right = in images where as many dice were seen as lie there, or "
+                 "trusted besides asked finds (the table asks whenever the count is off)")
     return "\n".join(lines)

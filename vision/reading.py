@@ -220,6 +220,19 @@ def die_problem(index: int, flag: str) -> str:
     return f"die {index + 1} {FLAG_WORDS.get(flag, flag)}"
 
 
+def dice_of_the_throw(dice: Sequence[DieReading], expected: int = DICE_IN_A_THROW
+                      ) -> list[DieReading]:
+    """The dice a throw is made of. Where the reader trusts exactly as many dice as were
+    thrown, the finds it asks about besides them are no dice of the throw (a cable, a
+    sticker, a die cut by the picture's edge): the table takes the trusted dice instead of
+    asking about a count it knows. Measured on the real photos (86, and 1118 under 13
+    changes) and the synthetic validation and test sets (3600 pictures): in all 104
+    pictures where this leaves finds out, the trusted dice were read right
+    (models/README.md, "Finds beside a throw the reader trusts")."""
+    trusted = [d for d in dice if not d.asked]
+    return trusted if len(trusted) == expected else list(dice)
+
+
 def count_problem(seen: int, expected: int) -> str:
     """Why a throw needs a person where `seen` dice were seen and `expected` thrown."""
     return f"{count_of_dice(seen)} seen, {expected} expected"

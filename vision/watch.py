@@ -36,6 +36,7 @@ from vision.reading import (
     DieValue,
     Reading,
     count_problem,
+    dice_of_the_throw,
     die_problem,
     teach_again,
 )
@@ -529,12 +530,15 @@ class TableWatcher:
         self.reads += 1
         throw_area, keep_area = self.areas_in(frame)
         # an empty throw area is the whole view; with one, dice elsewhere are not in play
-        dice = [d for d in reading.dice if not throw_area or inside((d.x, d.y), throw_area)
-                or (keep_area and inside((d.x, d.y), keep_area))]
+        in_play = [d for d in reading.dice if not throw_area or inside((d.x, d.y), throw_area)
+                   or (keep_area and inside((d.x, d.y), keep_area))]
+        dice = dice_of_the_throw(in_play, self.expected)
         from vision.annotate import annotate
 
         with self._lock:
-            self._annotated = annotate(frame, Reading(tuple(dice), reading.warnings))
+            # every find in play is drawn, those left out of the throw too: the players
+            # see what the camera saw
+            self._annotated = annotate(frame, Reading(tuple(in_play), reading.warnings))
             self._generation += 1
             first = self._first
         observed = self._observe(dice, reading, frame, update, first, keep_area)

@@ -18,7 +18,8 @@ from web.config import TURN_DEGREES
 if TYPE_CHECKING:
     import numpy as np
 
-    from vision.reading import DieValue
+    from vision.reader import Reader
+    from vision.reading import DieValue, Reading
 
 
 class UserError(Exception):
@@ -52,6 +53,26 @@ def cmd_replay(args: argparse.Namespace) -> int:
     return 0
 
 
+def photo_reading(reader: Reader, frame: np.ndarray, turn_given: bool
+                  ) -> tuple[Reading, list[str]]:
+    """How `kniffel read` reads one photo, and its warnings: where the photo reads clearly
+    better turned a quarter further (`Reader.better_reading`), that reading unless a turn
+    was given (`turn_given`: then it is only named). `make eval` reads its turned sets so
+    too (models/evaluate.py, `ReadsTheBetterTurn`)."""
+    reading = reader.read(frame)
+    warnings = list(reading.warnings)
+    better = reader.better_reading(frame, reading)
+    if better is None:
+        return reading, warnings
+    turn, turned = better
+    if turn_given:
+        return reading, [*warnings, f"the dice read better turned {turn * 90}° "
+                         f"(--turn {turn * 90})"]
+    # no camera named: the photo is read the way it reads
+    return turned, [*turned.warnings, f"read turned {turn * 90}°: the dice read better so "
+                    "(--turn 0 reads the photo as it is)"]
+
+
 def cmd_read(args: argparse.Namespace) -> int:
     from vision.annotate import annotate
     from vision.models import ModelMissingError
@@ -76,22 +97,12 @@ def cmd_read(args: argparse.Namespace) -> int:
     for path in args.images:
         try:
             frame = read_photo(path)
-            reading = reader.read(frame)
+            reading, warnings = photo_reading(reader, frame, turn_given=args.turn is not None)
         except ValueError as exc:  # also a frame too small to read
             print(f"kniffel read: {path}: {exc}", file=sys.stderr)
             results.append({"image": str(path), "error": str(exc)})
             failed += 1
             continue
-        warnings = list(reading.warnings)
-        better = reader.better_reading(frame, reading)
-        if better is not None:
-            turn, turned = better
-            if args.turn is None:  # no camera named: the photo is read the way it reads
-                reading = turned
-                warnings = [*turned.warnings, f"read turned {turn * 90}°: the dice read "
-                            "better so (--turn 0 reads the photo as it is)"]
-            else:
-                warnings.append(f"the dice read better turned {turn * 90}° (--turn {turn * 90})")
         results.append({"image": str(path), "dice": [d.to_json() for d in reading.dice],
                         "warnings": warnings})
         if args.annotate:

@@ -15,7 +15,15 @@ import numpy as np
 import pytest
 
 from hardware.camera import CameraError, DemoSource, DemoStep, ReplaySource
-from vision.reading import DieReading, Reading, SceneLabel, counted, load_labels
+from vision.annotate import ASK
+from vision.reading import (
+    DieReading,
+    Reading,
+    SceneLabel,
+    counted,
+    dice_of_the_throw,
+    load_labels,
+)
 from vision.watch import (
     STILL_FRAMES,
     CameraUnavailable,
@@ -163,6 +171,22 @@ def test_problems_name_the_count_and_each_doubtful_die() -> None:
     assert counted("1 die seen, 5 expected") == (1, 5)
 
 
+def test_finds_asked_about_beside_as_many_trusted_dice_as_were_thrown_are_left_out() -> None:
+    five = [die(v, i * 50, 0) for i, v in enumerate((1, 2, 3, 4, 5))]
+    cable = die(None, 300, 200)
+    shadow = die(6, 400, 200, flag="unreadable")
+    assert dice_of_the_throw([*five[:2], cable, *five[2:], shadow]) == five
+    assert problems_of(dice_of_the_throw([*five, cable])) == []
+    # fewer trusted dice than were thrown: an asked find may be one of them, so it stays
+    tilted = replace(five[4], flag="tilted")
+    assert dice_of_the_throw([*five[:4], tilted, cable]) == [*five[:4], tilted, cable]
+    assert problems_of(dice_of_the_throw([*five[:4], cable])) == ["die 5 cannot be read"]
+    # more trusted dice than were thrown: the table asks, as it did
+    assert problems_of(dice_of_the_throw([*five, die(6, 300, 0), cable])) == [
+        "7 dice seen, 5 expected", "die 7 cannot be read"]
+    assert dice_of_the_throw([cable, shadow], expected=0) == []
+
+
 # ---- the whole loop on the demo table -------------------------------------------------------
 
 def demo_watcher(script: Sequence[DemoStep], seed: int = 2, table: TableConfig | None = None
@@ -221,6 +245,26 @@ def test_a_new_turn_throws_all_five_and_missing_or_flagged_dice_are_problems() -
     assert rec.new[1].problems == ["4 dice seen, 5 expected"]
     assert rec.new[1].values[4] is None and rec.new[1].reading.dice[4].value is None
     assert len(rec.new[2].problems) == 1 and rec.new[2].problems[0].endswith("is tilted")
+
+
+def test_a_throw_read_whole_is_taken_though_the_reader_asks_about_a_find_beside_it() -> None:
+    script = [DemoStep("throw", seconds=2.5), DemoStep("throw", keep=(0, 2), seconds=2.5)]
+    camera, reader, rec, watcher = demo_watcher(script)
+    plain = reader.read
+
+    def read(frame_bgr: np.ndarray) -> Reading:  # a cable's end at the table's corner
+        return Reading((die(None, 5, 5, flag="unreadable"), *plain(frame_bgr).dice))
+
+    reader.read = read  # type: ignore[method-assign]
+    run_until(watcher, lambda: len(rec.new) == 2 or camera.clock() >= 12.0)
+    first, second = rec.new
+    assert first.problems == second.problems == []
+    assert len(first.values) == 5 and None not in first.values
+    assert sorted(second.values, key=str) == sorted(camera.throws[1].values, key=str)
+    assert second.held is not None and len(second.held) == 2
+    # the picture of the last read still draws the find the throw leaves out
+    shown = watcher._annotated
+    assert shown is not None and (shown[:26, :26] == ASK).all(axis=-1).any()
 
 
 def test_a_taught_set_unlike_its_photos_is_a_problem_of_the_throw_not_of_its_dice() -> None:
