@@ -84,6 +84,17 @@ def test_silent_errors_the_count_of_dice_would_not_catch() -> None:
         r.add(score_image(reading, SCENE))
     assert r.silent_errors == 3 and r.silent_count_right == 2
     assert r.silent_count_right_rate == pytest.approx(2 / 15)
+    # the table took two of the throws as read (one die wrong in each), asked about one
+    assert (r.images_taken, r.images_taken_wrong) == (2, 2)
+    right = Reading(dice=(*(pred(d.value, *d.center) for d in SCENE.dice),
+                          pred(4, 550, 400, flag="cut")))
+    tilted = Reading(dice=tuple(pred(d.value, *d.center, flag="tilted" if d.value == 3 else None)
+                                for d in SCENE.dice))
+    for reading in (right, tilted):
+        r.add(score_image(reading, SCENE))
+    assert (r.images_taken, r.images_taken_wrong, r.images) == (3, 2, 5)
+    assert r.taken_rate == pytest.approx(3 / 5)
+    assert "taken without asking" in format_table({"ours | x": r})
     assert "count right =" in format_table({"ours | x": r})
     # further tables of one report leave the legend out, not the row
     bare = format_table({"ours | x": r}, legend=False)
@@ -187,7 +198,8 @@ def test_evaluate_with_arrays_and_paths(tmp_path: Path) -> None:
     for text in ("oracle", "liar", "tiny", "per-die accuracy", "100.00%", "silent errors",
                  "3 (100.00%)"):
         assert text in table
-    assert len({len(line) for line in table.splitlines()[:-2]}) == 1  # aligned; 2 notes below
+    assert len({len(line) for line in table.splitlines()[:-3]}) == 1  # aligned; 3 notes below
+    assert (good.images_taken, good.images_taken_wrong, bad.images_taken_wrong) == (2, 0, 2)
     with pytest.raises(OSError):
         evaluate(OracleReader({}), [(tmp_path / "missing.png", b)])
 

@@ -147,6 +147,11 @@ class ImageScore:
     #: silent errors of an image whose count of dice is right (the table's count check
     #: passes, after it leaves out asked finds beside as many trusted dice: dice_of_the_throw)
     silent_count_right: int = 0
+    #: the table takes the picture's throw without asking (dice_of_the_throw leaves as many
+    #: dice as lie there, none asked about) ...
+    taken: bool = False
+    #: ... and a die of it is wrong (a silent error)
+    taken_wrong: bool = False
     caught_errors: int = 0
     labelled_flagged: int = 0
     #: unflagged labels read right (the readable dice)
@@ -207,8 +212,11 @@ def score_image(reading: Reading, label: SceneLabel,
             s.extra += 1
             _count_ask(s, p, True)
     s.confidences = [float(p.confidence) for p in preds]
-    if len(dice_of_the_throw(preds, len(label.dice))) == len(label.dice):
+    throw = dice_of_the_throw(preds, len(label.dice))
+    if len(throw) == len(label.dice):
         s.silent_count_right = s.silent_errors
+        s.taken = not any(p.asked for p in throw)
+        s.taken_wrong = s.taken and s.silent_errors > 0
     return s
 
 
@@ -237,6 +245,8 @@ class EvalResult:
     asked: int = 0
     silent_errors: int = 0
     silent_count_right: int = 0
+    images_taken: int = 0
+    images_taken_wrong: int = 0
     caught_errors: int = 0
     labelled_flagged: int = 0
     readable_correct: int = 0
@@ -260,6 +270,8 @@ class EvalResult:
         self.asked += s.asked
         self.silent_errors += s.silent_errors
         self.silent_count_right += s.silent_count_right
+        self.images_taken += s.taken
+        self.images_taken_wrong += s.taken_wrong
         self.caught_errors += s.caught_errors
         self.labelled_flagged += s.labelled_flagged
         self.readable_correct += s.readable_correct
@@ -318,6 +330,11 @@ class EvalResult:
         return self.silent_count_right / self.labelled if self.labelled else float("nan")
 
     @property
+    def taken_rate(self) -> float:
+        """Pictures whose throw the table takes without asking, per picture."""
+        return self.images_taken / self.images if self.images else float("nan")
+
+    @property
     def mean_confidence(self) -> float:
         return self.confidence_sum / self.predictions if self.predictions else float("nan")
 
@@ -344,6 +361,8 @@ class EvalResult:
             "silent_rate_high": self.silent_interval[1],
             "silent_count_right": self.silent_count_right,
             "silent_count_right_rate": self.silent_count_right_rate,
+            "images_taken": self.images_taken, "taken_rate": self.taken_rate,
+            "images_taken_wrong": self.images_taken_wrong,
             "caught_errors": self.caught_errors,
             "mean_confidence": self.mean_confidence, "ms_per_frame": self.ms_per_frame,
             "ms_per_frame_p95": self.ms_per_frame_p95,
@@ -431,6 +450,8 @@ _ROWS: tuple[tuple[str, str], ...] = (
     ("silent errors", "{r.silent_errors} ({r.silent_rate:.2%})"),
     ("  95 % interval", "{r.silent_interval[0]:.2%}–{r.silent_interval[1]:.2%}"),
     ("  of them, count right", "{r.silent_count_right} ({r.silent_count_right_rate:.2%})"),
+    ("taken without asking", "{r.images_taken} ({r.taken_rate:.0%})"),
+    ("  of them wrong", "{r.images_taken_wrong}"),
     ("ms/frame (p95)", "{r.ms_per_frame:.1f} ({r.ms_per_frame_p95:.1f})"),
 )
 
@@ -463,4 +484,6 @@ def format_table(results: dict[str, EvalResult], legend: bool = True) -> str:
                  "% of labelled dice")
     lines.append("count right = in images where as many dice were seen as lie there, or "
                  "trusted besides asked finds (the table asks whenever the count is off)")
+    lines.append("taken without asking = images whose throw the table takes as read: as "
+                 "many dice as lie there, none asked about; wrong: with a silent error")
     return "\n".join(lines)
