@@ -48,6 +48,16 @@ class Judge:
     #: animals seen by a camera turned a quarter and steep (30–60°) err silently 4 more
     #: times (21 → 25) for 20 fewer asked (`make eval`; within 0–30° 68 fewer, the same 5).
     animal_min_confidence: float = 0.85
+    #: ... and a taught art set's reading (by its embeddings) of a die the set recognises
+    #: as its own (vision.teach.RECOGNISED) below this; one it does not recognise keeps
+    #: `min_confidence`. On nine unseen animal sets taught from six photos (seeds 710001-3
+    #: and 710007-12, not `make eval`'s), on the table of the teaching photos: 98 → 151 of
+    #: 900 pictures taken without asking, 2457 → 2168 dice asked, silent errors 2 → 2; on
+    #: other tables 27 → 35 pictures, silent errors 34 → 34. From 0.8: teaching tables
+    #: 177 pictures, 3 silent errors; other tables 41 and 36. From 0.85 for every taught
+    #: reading, recognised or not, other tables err silently 79 times instead of 34
+    #: (models/README.md, "A taught set trusted where it recognises its dice").
+    recognised_min_confidence: float = 0.85
     #: Above this "no die" probability a candidate is dropped as not a die.
     drop_no_die: float = 0.6
     #: Above this probability a die is flagged tilted / stacked.
@@ -213,7 +223,8 @@ class Judge:
                 flag = "tilted"
             elif self.cut_by_edge(cand, width, height):
                 flag = "cut"
-            elif confidence < self.trust_from(values[i], taught) \
+            elif confidence < self.trust_from(values[i], taught,
+                                              by_embeddings and bool(recognised[i])) \
                     or q[i, unreadable] > self.flag_quality \
                     or wrong_side or doubtful[k]:
                 flag = "unreadable"
@@ -227,11 +238,15 @@ class Judge:
         return Judged([dice[k] for k in order], evidence[order],
                       sum(bool(recognised[kept[k]]) for k in order))
 
-    def trust_from(self, value: DieValue, taught: bool = False) -> float:
+    def trust_from(self, value: DieValue, taught: bool = False,
+                   recognised: bool = False) -> float:
         """The least confidence a die read as `value` is trusted with (`min_confidence`,
-        `animal_min_confidence`); `taught`: read by a taught set."""
+        `animal_min_confidence`, `recognised_min_confidence`); `taught`: read by a taught
+        set; `recognised`: by a taught art set's embeddings, which recognise it."""
         if not taught and value in ANIMALS:
             return self.animal_min_confidence
+        if taught and recognised:
+            return self.recognised_min_confidence
         return self.min_confidence
 
     def _found_twice(self, finds: list[Candidate], dice: list[DieReading],

@@ -98,3 +98,22 @@ def test_a_built_in_animal_is_trusted_from_less_confidence_than_a_pip_or_a_taugh
     taught = [d.flag for d in judge.judged(640, 480, finds, s, values, probs,
                                            np.zeros(2, bool), taught=True).dice]
     assert taught == ["unreadable", "unreadable"]
+
+
+def test_a_taught_art_set_trusts_the_dice_it_recognises_from_less_confidence() -> None:
+    judge = Judge()
+    assert judge.trust_from("frog", taught=True, recognised=True) \
+        == judge.recognised_min_confidence < judge.min_confidence
+    assert judge.trust_from("frog", taught=True) == judge.min_confidence
+    finds = [find(100, 200), find(300, 200)]
+    s = scores([("lion", 0.87, {}), ("duck", 0.87, {})])
+    values: list[DieValue] = ["frog", "owl"]
+    probs = np.array([0.87, 0.87])
+    recognised = np.array([True, False])  # the set knows the frog, not the owl
+    by_embeddings = [d.flag for d in judge.judged(640, 480, finds, s, values, probs, recognised,
+                                                  taught=True, by_embeddings=True).dice]
+    assert by_embeddings == [None, "unreadable"]
+    # a taught pip set is read by the classifier's count, not by its embeddings
+    counted = [d.flag for d in judge.judged(640, 480, finds, s, values, probs, recognised,
+                                            taught=True).dice]
+    assert counted == ["unreadable", "unreadable"]
