@@ -371,7 +371,8 @@ class ReplaySource:
             from vision.photo import read_photo
 
             try:
-                return read_photo(self._files[index])
+                # a recorded frame garbled in part is still the table's frame
+                return read_photo(self._files[index]).frame
             except ValueError as exc:
                 raise CameraError(f"replay: {self._files[index].name}: {exc}") from None
         assert self._video is not None

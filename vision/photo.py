@@ -1,10 +1,16 @@
 """Photos from files (`kniffel read`, `kniffel teach`, `kniffel calibrate`): one way to load
-them, with a one-line reason when one cannot be read."""
+them, with a one-line reason when one cannot be read, and a one-line warning when part of
+one may be garbled."""
 
 from __future__ import annotations
 
+import contextlib
+import os
+import sys
+import tempfile
 import threading
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
 from pathlib import Path
 
 import cv2
@@ -25,14 +31,40 @@ PNG = b"\x89PNG\r\n\x1a\n"  # signature; its first chunk, IHDR, states the size
 #: picture of gigabytes that would fill a Raspberry Pi's memory.
 MAX_PIXELS = 250_000_000
 _QUIET_DECODING = threading.Lock()
+#: How libjpeg's messages about damaged data begin. A JPEG with bytes lost or changed (a
+#: bad copy, a failing card) still decodes, part of it garbled or grey, and libjpeg says
+#: so only on the process's standard error: OpenCV passes none of it on.
+JPEG_DAMAGE = ("Corrupt JPEG data", "Premature end of JPEG file")
+#: How the image decoders' other messages on standard error begin (libpng's warnings and
+#: errors, libjpeg's other warnings): taken from the decoding, never shown raw.
+DECODER_MESSAGES = (*JPEG_DAMAGE, "libpng ", "Warning: unknown JFIF", "Invalid SOS",
+                    "Inconsistent progression", "Unknown Adobe", "Application transferred")
 
 
-def read_photo(path: Path) -> np.ndarray:
-    """The photo at `path` as a BGR frame, or ValueError with a one-line reason: no such
-    file, a folder, not a readable image, too large (MAX_PIXELS), or a JPEG cut short — a
-    copy or an upload that did not finish. OpenCV decodes such a file without an error,
-    the missing part grey, and the dice there would silently go unseen (or be taught from
-    half a picture)."""
+@dataclass(frozen=True)
+class Photo:
+    """A photo read from a file."""
+
+    frame: np.ndarray  # BGR, turned as its EXIF orientation says
+    #: What the decoder found wrong in a JPEG it still read ("damaged JPEG data (…)");
+    #: None where it found nothing.
+    damage: str | None = None
+
+    @property
+    def warnings(self) -> list[str]:
+        """What a reading of this photo must say of the photo itself."""
+        if self.damage is None:
+            return []
+        return [f"{self.damage}: part of the picture may be garbled, and dice there missed"]
+
+
+def read_photo(path: Path) -> Photo:
+    """The photo at `path`, or ValueError with a one-line reason: no such file, a folder,
+    not a readable image, too large (MAX_PIXELS), or a JPEG cut short — a copy or an upload
+    that did not finish. OpenCV decodes such a file without an error, the missing part
+    grey, and the dice there would silently go unseen (or be taught from half a picture).
+    A JPEG damaged inside is read as its decoder can, with the `damage` said: a file can
+    also carry a few stray bytes that harm nothing, and the decoder says the same of it."""
     if not path.exists():
         raise ValueError("no such file")
     if path.is_dir():
@@ -51,26 +83,80 @@ def read_photo(path: Path) -> np.ndarray:
                          f"{MAX_PIXELS // 1_000_000} million)")
     # Decoded from the bytes already read; like imread, imdecode turns the photo as its
     # EXIF orientation says (tests/vision/test_photo.py).
-    frame = _decoded_quietly(data) if data else None
+    frame, messages = _decoded_quietly(data) if data else (None, [])
     if frame is None:
-        raise ValueError("not a readable image")
-    return frame
+        png = [m.removeprefix("libpng error: ") for m in messages
+               if m.startswith("libpng error: ")]
+        raise ValueError("not a readable image"
+                         + (f" (damaged PNG data: {png[0]})" if png else ""))
+    damage = [m for m in messages if m.startswith(JPEG_DAMAGE)]
+    return Photo(frame, jpeg_damage(damage[0]) if damage else None)
 
 
-def _decoded_quietly(data: bytes) -> np.ndarray | None:
+def read_whole_photo(path: Path) -> np.ndarray:
+    """The frame of the photo at `path`, to teach from: as `read_photo`, but a JPEG damaged
+    inside is refused, as one cut short is (a garbled die, taught, would draw other dice to
+    its face)."""
+    photo = read_photo(path)
+    if photo.damage is not None:
+        raise ValueError(f"{photo.damage}: take or copy the photo again")
+    return photo.frame
+
+
+def jpeg_damage(message: str) -> str:
+    """What a photo's `damage` says where libjpeg wrote `message` (JPEG_DAMAGE)."""
+    detail = message.removeprefix("Corrupt JPEG data: ")
+    return f"damaged JPEG data ({detail[:1].lower()}{detail[1:]})"
+
+
+def _decoded_quietly(data: bytes) -> tuple[np.ndarray | None, list[str]]:
     """`data` decoded without OpenCV's own log lines (a file it cannot read gets the
-    caller's one-line reason, not a line of C++ source locations before it). OpenCV's log
-    level is the process's: one decode at a time, so that two threads cannot leave it
-    silenced."""
-    with _QUIET_DECODING:
-        level = cv2.utils.logging.getLogLevel()
-        cv2.utils.logging.setLogLevel(cv2.utils.logging.LOG_LEVEL_SILENT)
+    caller's one-line reason, not a line of C++ source locations before it), and what the
+    decoders wrote to standard error meanwhile (`_decoder_messages`). OpenCV's log level
+    and the standard error are the process's: one decode at a time, so that two threads
+    cannot leave them changed."""
+    def decode() -> np.ndarray | None:
         try:
             return cv2.imdecode(np.frombuffer(data, np.uint8), cv2.IMREAD_COLOR)
         except cv2.error:  # e.g. more pixels than OpenCV's own limit, in another format
             return None
+
+    with _QUIET_DECODING:
+        level = cv2.utils.logging.getLogLevel()
+        cv2.utils.logging.setLogLevel(cv2.utils.logging.LOG_LEVEL_SILENT)
+        try:
+            return _decoder_messages(decode)
         finally:
             cv2.utils.logging.setLogLevel(level)
+
+
+def _decoder_messages(decode: Callable[[], np.ndarray | None]
+                      ) -> tuple[np.ndarray | None, list[str]]:
+    """What `decode` gives, and the lines of DECODER_MESSAGES written to the standard error
+    (file descriptor 2: libjpeg and libpng print there themselves) while it ran. The
+    standard error goes to a file for that while; lines of anyone else's (another
+    thread's log) are written back after it, late but not lost. Where the standard error
+    cannot be taken so, nothing is collected."""
+    with contextlib.ExitStack() as stack:
+        try:
+            if sys.stderr is not None:
+                sys.stderr.flush()
+            taken = stack.enter_context(tempfile.TemporaryFile())
+            saved = os.dup(2)
+        except (OSError, ValueError):  # no standard error to take, no room for the file
+            return decode(), []
+        stack.callback(os.close, saved)
+        os.dup2(taken.fileno(), 2)
+        try:
+            frame = decode()
+        finally:
+            os.dup2(saved, 2)
+        taken.seek(0)
+        lines = taken.read().decode(errors="replace").splitlines()
+    others = [line for line in lines if not line.startswith(DECODER_MESSAGES)]
+    if others:
+        os.write(2, ("\n".join(others) + "\n").encode())
+    return frame, [line for line in lines if line.startswith(DECODER_MESSAGES)]
 
 
 def stated_size(data: bytes) -> tuple[int, int] | None:

@@ -534,10 +534,10 @@ def _prompt(text: str) -> None:
 
 
 def _read_image(path: Path) -> Any:
-    from vision.photo import read_photo
+    from vision.photo import read_whole_photo
 
     try:
-        return read_photo(path)
+        return read_whole_photo(path)
     except ValueError as exc:
         raise CalibrationError(f"{path}: {exc}") from None
 

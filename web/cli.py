@@ -96,8 +96,10 @@ def cmd_read(args: argparse.Namespace) -> int:
     failed = 0
     for path in args.images:
         try:
-            frame = read_photo(path)
+            photo = read_photo(path)
+            frame = photo.frame
             reading, warnings = photo_reading(reader, frame, turn_given=args.turn is not None)
+            warnings = [*photo.warnings, *warnings]
         except ValueError as exc:  # also a frame too small to read
             print(f"kniffel read: {path}: {exc}", file=sys.stderr)
             results.append({"image": str(path), "error": str(exc)})
@@ -134,7 +136,7 @@ def write_image(path: Path, image: np.ndarray) -> str | None:
 
 
 def cmd_teach(args: argparse.Namespace) -> int:
-    from vision.photo import read_photo
+    from vision.photo import read_whole_photo
     from vision.teach import DiceSetError, parse_value
     from web.calibrate import CalibrationError, forget_play, teach_set
 
@@ -158,7 +160,7 @@ def cmd_teach(args: argparse.Namespace) -> int:
         except DiceSetError as exc:
             raise UserError(str(exc)) from None
         try:
-            photos.setdefault(face, []).append(read_photo(Path(path)))
+            photos.setdefault(face, []).append(read_whole_photo(Path(path)))
         except ValueError as exc:
             raise UserError(f"{path}: {exc}") from None
     try:

@@ -4,6 +4,7 @@ the `kniffel read` / `kniffel teach` commands."""
 from __future__ import annotations
 
 import json
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -103,9 +104,12 @@ def test_read_cli_json_annotate_and_bad_files(tmp_path: Path) -> None:
     cv2.imwrite(str(tiny), frame[:10, :12])
     cut = tmp_path / "cut.jpg"  # a copy that did not finish
     cut.write_bytes(good.read_bytes()[:4000])
+    damaged = tmp_path / "damaged.jpg"  # bytes lost inside: read, part of it garbled
+    data = good.read_bytes()
+    damaged.write_bytes(data[:len(data) // 2] + data[len(data) // 2 + 2000:])
     out = tmp_path / "annotated"
     result = kniffel("read", str(good), str(broken), str(tmp_path / "missing.jpg"), str(tiny),
-                     str(cut), "--json", "--annotate", str(out))
+                     str(cut), str(damaged), "--json", "--annotate", str(out))
     assert result.returncode == 1
     errors = result.stderr.strip().splitlines()
     assert errors == [f"kniffel read: {broken}: not a readable image",
@@ -116,7 +120,11 @@ def test_read_cli_json_annotate_and_bad_files(tmp_path: Path) -> None:
                       f"that did not finish?)"]
     doc = json.loads(result.stdout)
     assert [d["image"] for d in doc] == [str(good), str(broken), str(tmp_path / "missing.jpg"),
-                                         str(tiny), str(cut)]
+                                         str(tiny), str(cut), str(damaged)]
+    assert doc[0]["warnings"] == []
+    assert doc[5]["warnings"][0].startswith("damaged JPEG data (")  # libjpeg's own line: none
+    assert doc[5]["warnings"][0].endswith("): part of the picture may be garbled, and dice "
+                                          "there missed")
     assert doc[3] == {"image": str(tiny), "error": errors[2].split(": ", 2)[2]}
     dice = doc[0]["dice"]
     assert len(dice) == 5 and set(dice[0]) == {"value", "confidence", "x", "y", "box", "flag"}
@@ -194,6 +202,14 @@ def test_teach_a_dice_set_and_read_with_it(tmp_path: Path,
     assert refused.returncode == 1
     assert refused.stderr.strip() == (f"kniffel teach: {cut}: the JPEG file is cut short "
                                       "(a copy or an upload that did not finish?)")
+    assert not (tmp_path / "state" / "dice-sets" / "wood.npz").exists()
+    data = (tmp_path / "6.jpg").read_bytes()
+    damaged = tmp_path / "damaged.jpg"  # a garbled die taught would draw other dice to it
+    damaged.write_bytes(data[:len(data) // 2] + data[len(data) // 2 + 2000:])
+    refused = kniffel("teach", "--dice-set", "wood", *args[:5], f"6={damaged}", env=env)
+    assert refused.returncode == 1
+    assert re.fullmatch(rf"kniffel teach: {re.escape(str(damaged))}: damaged JPEG data "
+                        r"\(.+\): take or copy the photo again", refused.stderr.strip())
     assert not (tmp_path / "state" / "dice-sets" / "wood.npz").exists()
     taught = kniffel("teach", "--dice-set", "wood", *args, env=env)
     assert taught.returncode == 0, taught.stderr

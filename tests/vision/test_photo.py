@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import os
+import re
 import struct
 from pathlib import Path
 
@@ -9,7 +11,15 @@ import cv2
 import numpy as np
 import pytest
 
-from vision.photo import SOF, header_markers, jpeg_cut_short, read_photo, stated_size
+from vision.photo import (
+    SOF,
+    _decoder_messages,
+    header_markers,
+    jpeg_cut_short,
+    read_photo,
+    read_whole_photo,
+    stated_size,
+)
 
 
 def jpeg(width: int = 320, height: int = 240, progressive: bool = False) -> bytes:
@@ -56,7 +66,8 @@ def test_bytes_after_the_end_marker_and_other_formats_are_left_to_the_decoder() 
 def test_read_photo_gives_one_line_reasons(tmp_path: Path) -> None:
     whole = tmp_path / "whole.jpg"
     whole.write_bytes(jpeg())
-    assert read_photo(whole).shape == (240, 320, 3)
+    photo = read_photo(whole)
+    assert photo.frame.shape == (240, 320, 3) and photo.damage is None and not photo.warnings
     cut = tmp_path / "cut.jpg"
     cut.write_bytes(jpeg()[:5000])
     # OpenCV would decode it, the rest grey: that is what must not happen unnoticed
@@ -94,7 +105,7 @@ def test_read_photo_turns_a_photo_as_its_exif_orientation_says(tmp_path: Path) -
     photo = tmp_path / "upright.jpg"
     photo.write_bytes(data[:2] + b"\xff\xe1" + (len(body) + 2).to_bytes(2, "big") + body
                       + data[2:])
-    frame = read_photo(photo)
+    frame = read_photo(photo).frame
     assert frame.shape == (80, 40, 3)
     assert frame[5, 20].mean() > 200 and frame[75, 20].mean() < 50  # white half now on top
     assert np.array_equal(frame, cv2.imread(str(photo), cv2.IMREAD_COLOR))
@@ -137,3 +148,55 @@ def test_a_file_opencv_cannot_read_gets_one_line_and_no_opencv_log(
         read_photo(gif)
     assert capfd.readouterr().err == ""
     assert cv2.utils.logging.getLogLevel() == before
+
+
+def test_a_jpeg_damaged_inside_is_read_with_a_warning_and_refused_for_teaching(
+        tmp_path: Path, capfd: pytest.CaptureFixture[str]) -> None:
+    """Bytes lost inside a JPEG (a bad copy, a failing card): OpenCV decodes it, part of
+    the picture garbled, and libjpeg says so only on standard error. The reading says it in
+    one warning instead; teaching refuses such a photo; no raw decoder line reaches the
+    user."""
+    data = jpeg(640, 480)
+    damaged = tmp_path / "damaged.jpg"
+    damaged.write_bytes(data[:len(data) // 2] + data[len(data) // 2 + 2000:])
+    photo = read_photo(damaged)
+    assert photo.frame.shape == (480, 640, 3)
+    assert photo.damage is not None
+    assert re.fullmatch(r"damaged JPEG data \((premature end|\d+ extraneous bytes).*\)",
+                        photo.damage)
+    assert photo.warnings == [f"{photo.damage}: part of the picture may be garbled, and dice "
+                              "there missed"]
+    with pytest.raises(ValueError, match=r"^damaged JPEG data \(.+\): take or copy the "
+                                         r"photo again$"):
+        read_whole_photo(damaged)
+    whole = tmp_path / "whole.jpg"
+    whole.write_bytes(data)
+    assert read_whole_photo(whole).shape == (480, 640, 3)
+    assert capfd.readouterr().err == ""
+
+
+def test_a_damaged_png_is_not_readable_and_says_why(tmp_path: Path,
+                                                    capfd: pytest.CaptureFixture[str]) -> None:
+    ok, png = cv2.imencode(".png", np.random.default_rng(2).integers(
+        0, 256, (120, 160, 3), dtype=np.uint8))
+    assert ok
+    data = bytearray(png.tobytes())
+    data[len(data) // 2] ^= 0x55
+    bad = tmp_path / "bad.png"
+    bad.write_bytes(bytes(data))
+    with pytest.raises(ValueError, match=r"^not a readable image \(damaged PNG data: .+\)$"):
+        read_photo(bad)
+    assert capfd.readouterr().err == ""
+
+
+def test_other_lines_on_standard_error_while_decoding_are_passed_on(
+        capfd: pytest.CaptureFixture[str]) -> None:
+    """Standard error is the process's: a line another thread writes while a photo is
+    decoded reaches it after the decoding, and only the decoder's lines are taken."""
+    def decode() -> np.ndarray:
+        os.write(2, b"Corrupt JPEG data: bad Huffman code\nanother thread's log line\n")
+        return np.zeros((2, 2, 3), np.uint8)
+
+    frame, messages = _decoder_messages(decode)
+    assert frame is not None and messages == ["Corrupt JPEG data: bad Huffman code"]
+    assert capfd.readouterr().err == "another thread's log line\n"
