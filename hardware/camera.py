@@ -90,6 +90,11 @@ def parse_camera_arg(text: str, base: CameraConfig) -> CameraConfig:
                           f"({'the seed' if kind == 'demo' else 'the camera number'})")
     if kind == "none" and source:
         raise CameraError(f"--camera {text}: 'none' takes no source")
+    try:  # OpenCV crashes on such a path, and the table's page could not show it
+        source.encode("utf-8")
+    except UnicodeEncodeError:
+        raise CameraError(f"--camera {text}: the name is not valid UTF-8 (written in another "
+                          "encoding): rename it") from None
     return replace(base, kind=kind, source=source)
 
 
@@ -374,7 +379,8 @@ class ReplaySource:
                 # a recorded frame garbled in part is still the table's frame
                 return read_photo(self._files[index]).frame
             except ValueError as exc:
-                raise CameraError(f"replay: {self._files[index].name}: {exc}") from None
+                name = self._files[index].name.encode("utf-8", "backslashreplace").decode()
+                raise CameraError(f"replay: {name}: {exc}") from None
         assert self._video is not None
         frame = None
         while self._index < index:

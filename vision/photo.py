@@ -1,6 +1,10 @@
 """Photos from files (`kniffel read`, `kniffel teach`, `kniffel calibrate`): one way to load
 them, with a one-line reason when one cannot be read, and a one-line warning when part of
-one may be garbled."""
+one may be garbled; and one way to encode a picture for a file.
+
+Files are read and written by Python, never by OpenCV from a path: OpenCV's Python binding
+crashes the process on a path that is not valid Unicode (a name in another encoding, as
+an old camera's card may hold)."""
 
 from __future__ import annotations
 
@@ -157,6 +161,18 @@ def _decoder_messages(decode: Callable[[], np.ndarray | None]
     if others:
         os.write(2, ("\n".join(others) + "\n").encode())
     return frame, [line for line in lines if line.startswith(DECODER_MESSAGES)]
+
+
+def encoded(image: np.ndarray, suffix: str) -> bytes | None:
+    """`image` encoded as a file named with `suffix` (".jpg", ".png", …) holds it; None
+    where OpenCV has no writer for that suffix."""
+    if not suffix.isascii() or len(suffix) < 2:  # not a suffix OpenCV could know
+        return None
+    try:
+        ok, data = cv2.imencode(suffix, image)
+    except cv2.error:
+        return None
+    return data.tobytes() if ok else None
 
 
 def stated_size(data: bytes) -> tuple[int, int] | None:

@@ -94,9 +94,16 @@ def body_json() -> Any:
     if not raw.strip():
         return {}
     try:
-        return json.loads(raw)
+        body = json.loads(raw)
+        # JSON may escape half a character (a lone surrogate, \udcfc): no text holds
+        # it, and the database could not store it.
+        json.dumps(body, ensure_ascii=False).encode("utf-8")
+    except UnicodeEncodeError:
+        raise ApiError(400, "malformed_json", "malformed JSON: a text holds an escape that "
+                       "is half a character (a lone surrogate)") from None
     except (ValueError, UnicodeDecodeError) as exc:
         raise ApiError(400, "malformed_json", f"malformed JSON: {exc}") from None
+    return body
 
 
 def is_loopback() -> bool:

@@ -543,15 +543,17 @@ def _read_image(path: Path) -> Any:
 
 
 def _write_image(path: Path, frame: Any) -> None:
-    import cv2
+    from vision.photo import encoded
 
-    try:
-        ok = cv2.imwrite(str(path), frame)
-    except cv2.error:
-        ok = False
-    if not ok:
-        raise CalibrationError(f"{path}: cannot write the picture (does the folder exist? "
+    problem = CalibrationError(f"{path}: cannot write the picture (does the folder exist? "
                                "use .jpg or .png)")
+    data = encoded(frame, path.suffix)
+    if data is None:
+        raise problem
+    try:
+        path.write_bytes(data)
+    except OSError:
+        raise problem from None
 
 
 def _distance(dioptres: float) -> str:

@@ -7,6 +7,7 @@ without a camera or a model. Errors are one line on stderr, never a traceback.
 from __future__ import annotations
 
 import argparse
+import io
 import json
 import sys
 from collections.abc import Callable, Sequence
@@ -124,15 +125,19 @@ def cmd_read(args: argparse.Namespace) -> int:
 def write_image(path: Path, image: np.ndarray) -> str | None:
     """Write `image` to `path` (as PNG beside it where OpenCV has no writer for its
     suffix, e.g. a photo named without one); None, or why it could not be written."""
-    import cv2
+    from vision.photo import encoded
 
-    if not cv2.haveImageWriter(str(path)):
+    data = encoded(image, path.suffix)
+    if data is None:
         path = path.with_name(path.name + ".png")
+        data = encoded(image, ".png")
+    if data is None:  # not a picture OpenCV can encode
+        return f"cannot write {path}"
     try:
-        written = cv2.imwrite(str(path), image)
-    except cv2.error:
-        written = False
-    return None if written else f"cannot write {path}"
+        path.write_bytes(data)
+    except OSError:
+        return f"cannot write {path}"
+    return None
 
 
 def cmd_teach(args: argparse.Namespace) -> int:
@@ -227,6 +232,11 @@ def build_parser() -> argparse.ArgumentParser:
 def main(argv: Sequence[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
+    # A file name that is not valid UTF-8 (a card written in another encoding) is printed
+    # with its odd bytes escaped, never a traceback; in JSON the escape reads back as the
+    # name Python opens the file by.
+    if isinstance(sys.stdout, io.TextIOWrapper):
+        sys.stdout.reconfigure(errors="backslashreplace")
     func: Callable[[argparse.Namespace], int] = args.func
     try:
         return func(args)

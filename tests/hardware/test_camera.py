@@ -3,6 +3,7 @@ USB through a stand-in VideoCapture and a real video file, replay pacing, the de
 
 from __future__ import annotations
 
+import os
 import sys
 import types
 from pathlib import Path
@@ -47,6 +48,8 @@ def test_camera_argument(text: str, kind: str, source: str) -> None:
 @pytest.mark.parametrize(("text", "words"), [
     ("webcam", "unknown kind 'webcam'"), ("replay", "replay needs a source"),
     ("demo:x", "write a number"), ("none:1", "takes no source"),
+    # a name in another encoding, as Python gives it (OpenCV would crash on it)
+    ("replay:/tmp/W\udcfcrfel.mp4", "the name is not valid UTF-8"),
 ])
 def test_bad_camera_arguments_say_what_is_wrong_in_one_line(text: str, words: str) -> None:
     with pytest.raises(CameraError, match=words) as info:
@@ -335,6 +338,16 @@ def test_replay_errors_are_one_line(tmp_path: Path) -> None:
     camera.lores()
     with pytest.raises(CameraError, match=r"^replay: 001.jpg: not a readable image$"):
         camera.lores()
+    # a file named in another encoding: said with the odd byte escaped (the table's page
+    # shows the camera's problem, and its JSON holds only whole characters)
+    odd = tmp_path / "odd"
+    odd.mkdir()
+    (odd / os.fsdecode(b"W\xfcrfel.jpg")).write_bytes(b"not a photo")
+    camera = ReplaySource(CameraConfig(kind="replay", source=str(odd), realtime=False))
+    camera.start()
+    with pytest.raises(CameraError) as info:
+        camera.lores()
+    assert str(info.value) == "replay: W\\udcfcrfel.jpg: not a readable image"
 
 
 # ---- the demo table ---------------------------------------------------------------------------

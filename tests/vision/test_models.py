@@ -4,6 +4,7 @@ the `kniffel read` / `kniffel teach` commands."""
 from __future__ import annotations
 
 import json
+import os
 import re
 import subprocess
 import sys
@@ -130,6 +131,27 @@ def test_read_cli_json_annotate_and_bad_files(tmp_path: Path) -> None:
     assert len(dice) == 5 and set(dice[0]) == {"value", "confidence", "x", "y", "box", "flag"}
     assert sorted(d["value"] for d in dice) == sorted(d.value for d in label.dice)
     assert (out / "table.jpg").is_file()
+
+
+def test_read_cli_a_photo_named_in_another_encoding(tmp_path: Path) -> None:
+    """A file name that is not valid UTF-8 (a card written by an old camera): read, its
+    annotated copy written under the same name (OpenCV, given such a path, crashes), and
+    printed escaped — in JSON the escape reads back as the name Python opens it by —
+    whatever the terminal's encoding."""
+    frame, _label = table_scenes("pips", 1)[0]
+    name = os.fsdecode(b"W\xfcrfel.jpg")
+    photo = tmp_path / name
+    photo.write_bytes(cv2.imencode(".jpg", frame)[1].tobytes())
+    out = tmp_path / "annotated"
+    env = {**os.environ, "PYTHONIOENCODING": "utf-8:strict"}
+    result = kniffel("read", str(photo), "--json", "--annotate", str(out), env=env)
+    assert result.returncode == 0, result.stderr
+    doc = json.loads(result.stdout)
+    assert doc[0]["image"] == str(photo) and len(doc[0]["dice"]) == 5
+    assert (out / name).is_file()
+    plain = kniffel("read", str(photo), env=env)
+    assert plain.returncode == 0, plain.stderr
+    assert plain.stdout.startswith(f"{tmp_path}/W\\udcfcrfel.jpg: ")
 
 
 def test_a_camera_turned_a_quarter_is_read_as_if_upright(reader: Reader, tmp_path: Path

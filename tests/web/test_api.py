@@ -392,6 +392,9 @@ def test_bad_changes_get_4xx_with_one_clear_message_and_change_nothing(
      "application/json", 400),
     ("/api/games/999/rematch", "{}", "application/json", 404),
     ("/api/session/name", '{"name": ""}', "application/json", 400),
+    # half a character (a lone surrogate) escaped in JSON: no text, and SQLite cannot store it
+    ("/api/session/name", '{"name": "W\\udcfcrfel"}', "application/json", 400),
+    ("/api/games", '{"players": ["A\\ud83d"]}', "application/json", 400),
 ])
 def test_malformed_requests(table: Table, url: str, data: str, content_type: str,
                             status: int) -> None:

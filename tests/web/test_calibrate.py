@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 import types
 from dataclasses import replace
@@ -292,6 +293,12 @@ def test_snapshot(conf: Path, camera: list[FakeSource], tmp_path: Path) -> None:
     assert camera[0].started and camera[0].stopped
     with pytest.raises(UserError, match="cannot write the picture"):
         cli("--snapshot", str(tmp_path / "no" / "dir" / "x.jpg"))
+    with pytest.raises(UserError, match="cannot write the picture"):
+        cli("--snapshot", str(tmp_path / "table.xyz"))  # no writer for it
+    # a name in another encoding, as Python gives it: written (OpenCV would crash on it)
+    odd = tmp_path / os.fsdecode(b"Tisch-\xfc.jpg")
+    assert cli("--snapshot", str(odd)) == 0
+    assert b"Tisch-\xfc.jpg" in os.listdir(os.fsencode(tmp_path))
 
 
 def test_lock_and_unlock(conf: Path, camera: list[FakeSource]) -> None:
