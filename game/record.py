@@ -34,6 +34,8 @@ def loads(text: str) -> Game:
     except json.JSONDecodeError as exc:
         raise RecordError(f"not valid JSON: {exc.msg} (line {exc.lineno}, "
                           f"column {exc.colno})") from None
+    except RecursionError:  # brackets nested thousands deep: no record
+        raise RecordError("not valid JSON: nested too deeply") from None
     return replay(data)
 
 

@@ -103,6 +103,8 @@ def body_json() -> Any:
                        "is half a character (a lone surrogate)") from None
     except (ValueError, UnicodeDecodeError) as exc:
         raise ApiError(400, "malformed_json", f"malformed JSON: {exc}") from None
+    except RecursionError:  # brackets nested thousands deep
+        raise ApiError(400, "malformed_json", "malformed JSON: nested too deeply") from None
     return body
 
 

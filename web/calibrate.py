@@ -327,6 +327,9 @@ def teach_set(name: str, photos: Mapping[Any, Sequence[Any]], reader: Any = None
         return Taught(both.save(folder), found, [], len(earlier.patch_values))
     except (DiceSetError, ModelMissingError) as exc:
         raise CalibrationError(str(exc)) from None
+    except OSError as exc:  # the state directory a file, a full card
+        raise CalibrationError(f"cannot save dice set {name!r} in {folder}: "
+                               f"{exc.strerror or exc}") from None
 
 
 def forget_play(name: str, folder: Path | None = None) -> str:

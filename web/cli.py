@@ -23,6 +23,10 @@ if TYPE_CHECKING:
     from vision.reading import DieValue, Reading
 
 
+#: `kniffel read --expect` at most: more dice than a table's photo could show apart.
+MAX_EXPECTED = 100
+
+
 class UserError(Exception):
     """An error to report as one line, with a non-zero exit."""
 
@@ -81,6 +85,9 @@ def cmd_read(args: argparse.Namespace) -> int:
     from vision.reader import Reader
     from web.config import state_dir
 
+    if not 1 <= args.expect <= MAX_EXPECTED:
+        raise UserError(f"--expect {args.expect}: the number of dice in each photo, 1 to "
+                        f"{MAX_EXPECTED}")
     try:
         reader = Reader.for_dice_set(args.dice_set, state_dir(), expected=args.expect,
                                      turn=(args.turn or 0) // 90)

@@ -157,6 +157,7 @@ def test_replay_cli_text_and_json(tmp_path: Path, capsys: pytest.CaptureFixture[
     ("content", "message"),
     [
         ("{not json", "not valid JSON"),
+        ("[" * 100_000 + "]" * 100_000, "not valid JSON: nested too deeply"),
         (json.dumps(record([{**T1, "throws": [[7, 1, 1, 1, 1]]}])), "turn 1: die value 7"),
     ],
 )

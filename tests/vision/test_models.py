@@ -133,6 +133,14 @@ def test_read_cli_json_annotate_and_bad_files(tmp_path: Path) -> None:
     assert (out / "table.jpg").is_file()
 
 
+@pytest.mark.parametrize("count", ["0", "-1", "101"])
+def test_read_cli_refuses_a_count_of_dice_it_cannot_expect(count: str) -> None:
+    result = kniffel("read", "--expect", count, "table.jpg")
+    assert result.returncode == 1 and result.stdout == ""
+    assert result.stderr == (f"kniffel read: --expect {count}: the number of dice in each "
+                             "photo, 1 to 100\n")
+
+
 def test_read_cli_a_photo_named_in_another_encoding(tmp_path: Path) -> None:
     """A file name that is not valid UTF-8 (a card written by an old camera): read, its
     annotated copy written under the same name (OpenCV, given such a path, crashes), and

@@ -395,6 +395,7 @@ def test_bad_changes_get_4xx_with_one_clear_message_and_change_nothing(
     # half a character (a lone surrogate) escaped in JSON: no text, and SQLite cannot store it
     ("/api/session/name", '{"name": "W\\udcfcrfel"}', "application/json", 400),
     ("/api/games", '{"players": ["A\\ud83d"]}', "application/json", 400),
+    ("/api/games/import", "[" * 100_000 + "]" * 100_000, "application/json", 400),
 ])
 def test_malformed_requests(table: Table, url: str, data: str, content_type: str,
                             status: int) -> None:

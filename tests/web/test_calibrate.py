@@ -24,6 +24,7 @@ from web.calibrate import (
     inside,
     locked,
     parse_points,
+    teach_set,
     with_changes,
 )
 from web.cli import UserError
@@ -423,6 +424,17 @@ def test_teach_from_photos(conf: Path, tmp_path: Path, fake_teach: list[Any],
     assert cli() == 0
     assert ("            5 dice learnt at tables (kniffel teach --dice-set holz "
             "--forget-learnt takes them back)") in capsys.readouterr().out
+
+
+def test_a_set_that_cannot_be_saved_is_one_line(tmp_path: Path, fake_teach: list[Any]
+                                                ) -> None:
+    blocked = tmp_path / "state"  # a file where the state directory should be
+    blocked.write_text("not a folder")
+    faces = {value: [np.full((64, 64, 3), 128, np.uint8)] for value in ("duck", "lion")}
+    with pytest.raises(CalibrationError, match=r"^cannot save dice set 'holz' in .*/state: "
+                                               r"Not a directory$"):
+        teach_set("holz", faces, folder=blocked)
+    assert blocked.read_text() == "not a folder"
 
 
 def test_teach_a_set_more_in_another_place(conf: Path, tmp_path: Path, fake_teach: list[Any],
