@@ -431,7 +431,7 @@ class TableWatcher:
                         self.camera.start()
                 except Exception as exc:
                     self._say("failed", f"camera {name}: {_line(exc)} (trying again in "
-                              f"{pause:.0f} s; enter the throws by hand meanwhile)")
+                              f"{pause:g} s; enter the throws by hand meanwhile)")
                     self._close()
                     self._alive()
                     self._sleep(pause)
@@ -448,7 +448,7 @@ class TableWatcher:
                 self._step()
                 pause = self.retry[0]
             except _CameraFailed as failed:
-                self._say("failed", f"camera {name}: {failed} (trying again in {pause:.0f} s; "
+                self._say("failed", f"camera {name}: {failed} (trying again in {pause:g} s; "
                           "enter the throws by hand meanwhile)")
                 self._close()
                 self._alive()

@@ -42,7 +42,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="camera: picamera2[:NUMBER], usb[:DEVICE], replay:FOLDER|VIDEO "
                              "(played at its own pace), demo[:SEED] (a table that throws by "
                              "itself) or none (overrides the config file)")
-    parser.add_argument("--port", type=int, help="TCP port (default from config: 8000)")
+    parser.add_argument("--port", type=int,
+                        help="TCP port (default from config: 8000; 0: any free one)")
     parser.add_argument("--host", help="address to listen on (default 0.0.0.0: the whole LAN)")
     parser.add_argument("--config", type=Path, metavar="PATH",
                         help="config.toml (default: KNIFFEL_CONFIG or /etc/kniffel/config.toml)")
@@ -173,6 +174,11 @@ class CameraLink:
         return ReadsTheGamesDice(reader, lambda: self.service.table.game.rules.ruleset.faces)
 
     def _status(self, state: str, message: str) -> None:
+        # the console (the journal under systemd) hears when the camera fails and when it
+        # is back; the page shows every message, each retry's too
+        failed, before = state == "failed", self.service.camera.state == "failed"
+        if failed != before:
+            log.log(logging.WARNING if failed else logging.INFO, "%s", message)
         self.service.set_camera_status(state, message)
 
     def _run(self) -> None:
@@ -279,6 +285,11 @@ def run(args: argparse.Namespace) -> int:
 
     logging.basicConfig(level=logging.INFO, format="%(levelname)s %(name)s: %(message)s")
     logging.getLogger("waitress").setLevel(logging.WARNING)  # not every closed phone tab
+    # OpenCV's own warnings are C++ source lines, repeated at every retry (a USB camera it
+    # cannot open); the table says what is wrong in its own words (CameraLink._status).
+    import cv2
+
+    cv2.utils.logging.setLogLevel(cv2.utils.logging.LOG_LEVEL_ERROR)
     notes: list[str] = []
 
     # 1. Configuration: on errors the table runs in safe mode (camera off) and says why;
@@ -296,6 +307,8 @@ def run(args: argparse.Namespace) -> int:
     server_cfg = config.server
     host = args.host or server_cfg.host
     port = args.port if args.port is not None else server_cfg.port
+    if not 0 <= port <= 65535:  # the socket would take 70000 as 4464
+        raise UserError(f"--port {port}: a TCP port is 1 to 65535 (0: any free one)")
     lang = server_cfg.language
 
     # 2. The state directory: the database and the table's secret.
@@ -345,6 +358,10 @@ def run(args: argparse.Namespace) -> int:
     except OSError as exc:
         store.close()
         raise UserError(f"cannot listen on {host}:{port}: {exc.strerror or exc}") from None
+    except ValueError:  # waitress: a host that is no address (of this machine)
+        store.close()
+        raise UserError(f"cannot listen on {host}:{port}: not an address of this "
+                        "machine") from None
     real_port = getattr(server, "effective_port", port)
     url = f"http://{public_host}:{real_port}/"
     app.extensions["kniffel"].public_url = url

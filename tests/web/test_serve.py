@@ -35,6 +35,21 @@ def test_a_bad_camera_argument_is_one_line_and_exit_1(
     assert not (tmp_path / "state").exists()  # refused before anything was created
 
 
+@pytest.mark.parametrize(("option", "says"), [
+    # the socket would take 70000 as 70000 − 65536
+    (["--port", "70000"], "--port 70000: a TCP port is 1 to 65535 (0: any free one)"),
+    (["--port", "-5"], "--port -5: a TCP port is 1 to 65535 (0: any free one)"),
+    (["--host", "999.1.1.1"], "cannot listen on 999.1.1.1:8000: not an address of this "
+                              "machine"),
+])
+def test_a_bad_address_is_one_line_and_exit_1(option: list[str], says: str, tmp_path: Path,
+                                              capsys: pytest.CaptureFixture[str]) -> None:
+    rc = cli.main(["serve", "--camera", "none", *option, "--config",
+                   str(tmp_path / "none.toml"), "--state-dir", str(tmp_path / "state")])
+    err = capsys.readouterr().err
+    assert rc == 1 and err == f"kniffel serve: {says}\n"
+
+
 def stale_models(config: object, folder: Path) -> object:
     raise ValueError("models/classifier.onnx: model outputs [...] do not match this "
                      "program's [...]: run `make models`")

@@ -4,11 +4,14 @@ TableWatcher that follows vision/watch.py's interface)."""
 
 from __future__ import annotations
 
+import logging
 import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
+
+import pytest
 
 from tests.web.conftest import ORIGIN, Table
 from web.serve import CameraLink
@@ -273,7 +276,7 @@ class FakeCameraConfig:
 
 
 def test_a_failing_camera_is_retried_in_the_background_and_manual_entry_works(
-        table: Table) -> None:
+        table: Table, caplog: pytest.LogCaptureFixture) -> None:
     attempts: list[int] = []
     ready = threading.Event()
 
@@ -285,6 +288,7 @@ def test_a_failing_camera_is_retried_in_the_background_and_manual_entry_works(
         return object()
 
     FakeWatcher.instances.clear()
+    caplog.set_level(logging.INFO, logger="kniffel.serve")
     alive: list[int] = []
     link = CameraLink(table.service, FakeConfig(FakeCameraConfig()), reader=None,
                       retry_seconds=0.05, open_camera=open_camera, watcher_class=FakeWatcher,
@@ -315,6 +319,11 @@ def test_a_failing_camera_is_retried_in_the_background_and_manual_entry_works(
     assert table.service.state()["camera"] == {"state": "failed", "message": "camera disappeared"}
     link.stop()
     assert watcher.stopped
+    # the console hears when the camera fails and when it is back, not of every retry
+    said = [(r.levelname, r.getMessage()) for r in caplog.records if r.name == "kniffel.serve"]
+    assert said == [("WARNING", "camera usb: no camera on /dev/video0 (retrying every 0 s)"),
+                    ("INFO", "camera usb is watching the table"),
+                    ("WARNING", "camera disappeared")]
 
 
 def test_the_led_asks_for_attention_when_a_part_is_off_because_of_a_problem(
