@@ -253,6 +253,28 @@ def teach_again(warnings: Sequence[str]) -> list[str]:
     return [w for w in warnings if w.endswith(TEACH_AGAIN)]
 
 
+def other_kind_warning(count: int, animals: bool) -> str:
+    """The warning for `count` dice read as one built-in kind that look like the other:
+    animal dice read as pips (`animals`), or pip dice read as animals (Reader._warnings).
+    A game of the wrong edition, or the wrong --dice-set: every die is asked about, and
+    this says why."""
+    seen, read = ("animal", "pip") if animals else ("pip", "animal")
+    option, game = ("animals", "Kniffel Kids") if animals else ("pips", "Kniffel")
+    return (f"the {count_of_dice(count)} look like {seen} dice, not {read} dice: read them "
+            f"as {seen} dice (--dice-set {option}; at the table, a {game} game)")
+
+
+_OTHER_KIND = re.compile(r"the \d+ dice? looks? like (animal|pip) dice, not (?:animal|pip) "
+                         r"dice: .*")
+
+
+def looks_like(warning: str) -> str | None:
+    """"animals" or "pips" where `warning` says the dice look like that kind
+    (other_kind_warning), else None."""
+    found = _OTHER_KIND.fullmatch(warning)
+    return None if found is None else {"animal": "animals", "pip": "pips"}[found[1]]
+
+
 def count_of_dice(n: int) -> str:
     """"1 die", "3 dice": how warnings count dice."""
     return f"{n} {'die' if n == 1 else 'dice'}"

@@ -38,6 +38,7 @@ from vision.reading import (
     count_problem,
     dice_of_the_throw,
     die_problem,
+    looks_like,
     teach_again,
 )
 from vision.settle import (
@@ -79,7 +80,8 @@ class ObservedThrow:
     observed throw of the turn ([] on the first throw; None: unknown). update: a re-read of
     the same throw (a die was nudged): replace it, don't add one. problems: why the table
     should ask instead of trusting it ("4 dice seen, 5 expected", "die 3 is tilted"; a
-    taught set's dice unlike its teaching photos: vision.reading.teach_again)."""
+    taught set's dice unlike its teaching photos: vision.reading.teach_again; dice of the
+    other kind: vision.reading.looks_like)."""
 
     values: list[DieValue | None]
     held: list[int] | None
@@ -574,9 +576,11 @@ class TableWatcher:
         problems = problems_of(slots, self.expected)
         self._current, self._held, self._problems = slots, held, bool(problems)
         ordered = tuple(d if d is not None else placeholder() for d in slots)
-        # A taught set whose dice all look unlike its photos: the table says why it asks
-        # (not a problem of the dice's places, so the next throw's held dice still count).
+        # A taught set whose dice all look unlike its photos, or dice of the other kind
+        # than the game's: the table says why it asks (not a problem of the dice's places,
+        # so the next throw's held dice still count).
         problems += teach_again(reading.warnings)
+        problems += [w for w in reading.warnings if looks_like(w)]
         return ObservedThrow([d.value for d in ordered], held,
                              Reading(ordered, reading.warnings), encode_jpeg(frame, 85),
                              update, problems)

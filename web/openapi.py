@@ -393,7 +393,10 @@ def spec() -> dict[str, Any]:
                                                "the game's dice lack; `teach_here`: the "
                                                "taught dice set recognised none of its dice "
                                                "(other light or camera), so teaching it "
-                                               "here too (Calibrate) helps"},
+                                               "here too (Calibrate) helps; `other_kind`: "
+                                               "\"animals\" or \"pips\" where the dice "
+                                               "look like that kind, not the game's "
+                                               "(a game of the other edition for them)"},
                     "last_throw": {"type": ["object", "null"]},
                     "suggested": {"type": ["object", "null"]},
                     "undo": {"type": ["object", "null"]},

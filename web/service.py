@@ -33,7 +33,7 @@ from game import (
 from game.board import Game
 from game.core import Announce, Entry, Face, Throw
 from game.rules import RULESETS, VARIANTS, Rules
-from vision.reading import count_problem, counted, die_problem, teach_again
+from vision.reading import count_problem, counted, die_problem, looks_like, teach_again
 from web.store import Event, StaleVersionError, Store
 
 DICE = 5
@@ -214,7 +214,12 @@ class Pending:
                 "problems": self.shown_problems(), "held": self.held,
                 "complete": self.complete, "replaces": self.replaces,
                 "teach_here": bool(teach_again(self.problems)), "count": self.count(),
-                "foreign": self.foreign()}
+                "foreign": self.foreign(), "other_kind": self.other_kind()}
+
+    def other_kind(self) -> str | None:
+        """"animals" or "pips" where the dice look like that kind, not the game's
+        (vision.reading.looks_like)."""
+        return next((kind for p in self.problems if (kind := looks_like(p))), None)
 
     def count(self) -> dict[str, int] | None:
         """The dice seen and expected where their count is off (count_problem)."""
@@ -232,12 +237,12 @@ class Pending:
         """The problems a page shows as they are: not those it words itself, in its
         language — a die's flag or that it was not read (`flags`, `dice`), the count of
         dice (`count`), a face not of the game (`foreign`), the taught set's warning
-        (`teach_here`)."""
+        (`teach_here`), dice of the other kind (`other_kind`)."""
         repeated = {die_problem(i, flag or "unreadable")
                     for i, (value, flag) in enumerate(zip(self.dice, self.flags, strict=False))
                     if flag or value is None}
         return [p for p in self.problems if p not in repeated and not teach_again([p])
-                and counted(p) is None and shows_foreign(p) is None]
+                and counted(p) is None and shows_foreign(p) is None and not looks_like(p)]
 
     @property
     def complete(self) -> bool:

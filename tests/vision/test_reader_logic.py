@@ -36,7 +36,7 @@ from vision.preprocess import (
     upright_angle,
 )
 from vision.reader import Reader, Refiner, die_sureness, pooled, pooled_reads
-from vision.reading import TRUST_CONFIDENCE, DieValue
+from vision.reading import TRUST_CONFIDENCE, DieValue, looks_like
 from vision.refiner import AGAIN, OnnxRefiner, moved
 from vision.teach import (
     CROPS_PER_DIE,
@@ -450,6 +450,29 @@ def test_judge_values_confidence_and_order() -> None:
     assert [d.value for d in reading.dice] == [2, 5]  # left to right
     assert all(d.flag is None and d.confidence > 0.98 for d in reading.dice)
     assert reading.warnings == ()
+
+
+@pytest.mark.parametrize(("dice_set", "faces", "warned"), [
+    ("pips", ["duck", "lion", "cat"], "animals"),  # Kniffel Kids dice in a Kniffel game
+    ("animals", [2, 5, 6], "pips"),
+    ("pips", [2, 5, 6], None),
+    ("animals", ["duck", "lion", "cat"], None),
+    ("auto", ["duck", "lion", "cat"], None),  # read as what they look like
+    ("pips", ["duck"], None),  # one die says too little
+])
+def test_dice_of_the_other_kind_are_asked_about_and_warned_of(
+        dice_set: str, faces: list[object], warned: str | None) -> None:
+    reader = Reader(FixedDetector([cand(100 + 150 * i, 200) for i in range(len(faces))]),
+                    FixedClassifier([one_hot(f) for f in faces], [quality()] * len(faces)),
+                    dice_set)
+    reading = reader.read(FRAME)
+    said = [w for w in reading.warnings if looks_like(w)]
+    assert [looks_like(w) for w in said] == ([] if warned is None else [warned])
+    if warned == "animals":
+        assert said == ["the 3 dice look like animal dice, not pip dice: read them as animal "
+                        "dice (--dice-set animals; at the table, a Kniffel Kids game)"]
+    if warned is not None:
+        assert all(d.flag == "unreadable" for d in reading.dice)
 
 
 class BrightestPixel:

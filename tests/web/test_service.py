@@ -121,6 +121,21 @@ def test_a_throw_whose_dice_the_taught_set_does_not_know_offers_teaching_it_here
     assert table.service.state()["pending"]["teach_here"] is False
 
 
+def test_dice_of_the_other_kind_than_the_games_say_so(table: Table) -> None:
+    """Kniffel Kids dice thrown in a Kniffel game: read as pips, every die is asked about,
+    and the reader's warning (vision.reading.other_kind_warning) makes the pending throw say
+    `other_kind`, which the pages word in their language (start a game of that edition)."""
+    from vision.reading import other_kind_warning
+
+    kids = other_kind_warning(5, animals=True)
+    table.service.observe_throw(observed([None] * 5, problems=[kids]))
+    pending = table.service.state()["pending"]
+    assert pending["other_kind"] == "animals" and pending["problems"] == []
+    assert table.store.events(table.service.game_id)[-1].payload["problems"] == [kids]
+    table.service.observe_throw(observed([6, 6, 6, 6, 5], problems=["die 3 is tilted"]))
+    assert table.service.state()["pending"]["other_kind"] is None
+
+
 def test_a_pending_throw_shows_each_problem_once(table: Table) -> None:
     """The watcher's line for each flagged or unread die repeats `flags` and `dice`, and its
     count of dice `count`, which the pages word in their own language: left out of what

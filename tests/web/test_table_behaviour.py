@@ -381,6 +381,23 @@ def test_the_table_view_says_when_the_camera_failed(table: Table, tmp_path: Path
     assert "von Hand" in de["turn"]["html"]
 
 
+def test_the_table_view_says_in_its_language_that_the_dice_are_of_the_other_kind(
+        table: Table, tmp_path: Path) -> None:
+    """Kniffel Kids dice thrown in a Kniffel game: the throw waits for a look, and the
+    table's screen says why, in its language."""
+    from tests.web.test_service import observed
+    from vision.reading import other_kind_warning
+
+    table.service.observe_throw(observed([None] * 5,
+                                         problems=[other_kind_warning(5, animals=True)]))
+    [view] = render_table_view(table, tmp_path, [table.service.state()])
+    assert ("Diese Würfel sehen aus wie Tierwürfel, nicht wie Augenwürfel: für sie ein "
+            "Spiel Kniffel Kids beginnen.") in view["de"]["turn"]["html"]
+    assert ("These dice look like animal dice, not pip dice: start a Kniffel Kids game for "
+            "them.") in view["en"]["turn"]["html"]
+    assert "--dice-set" not in view["de"]["turn"]["html"]
+
+
 def test_the_table_view_says_in_its_language_what_a_taught_set_learnt(table: Table,
                                                                        tmp_path: Path) -> None:
     """web.learn's notices: the dice set learnt the table from the checked throws, or could

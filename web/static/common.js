@@ -78,6 +78,8 @@ const K = (() => {
       dice_counted: "Würfel gesehen: {n}, erwartet: {of}",
       die_foreign: "Würfel {n} zeigt {face}: das gibt es bei diesen Würfeln nicht",
       teach_here_why: "Keiner dieser Würfel sieht aus wie auf den Anlern-Bildern des Würfelsatzes (anderes Licht, andere Kamera?).",
+      other_kind_animals: "Diese Würfel sehen aus wie Tierwürfel, nicht wie Augenwürfel: für sie ein Spiel Kniffel Kids beginnen.",
+      other_kind_pips: "Diese Würfel sehen aus wie Augenwürfel, nicht wie Tierwürfel: für sie ein Spiel Kniffel beginnen.",
       calib_learn: "Lernt am Tisch", calib_yes: "ja", calib_no: "nein",
       calib_learn_on: "Aus geprüften Würfen lernen lassen", calib_learn_off: "Nicht mehr aus geprüften Würfen lernen",
       calib_learn_hint: "Ein angelernter Würfelsatz lernt aus den Würfen, die ihr prüft und eintragt, wie seine Würfel an diesem Tisch aussehen – einmal je Start des Tisches, wenn er viel fragen musste.",
@@ -166,6 +168,8 @@ const K = (() => {
       dice_counted: "Dice seen: {n}, expected: {of}",
       die_foreign: "Die {n} shows {face}, which these dice do not have",
       teach_here_why: "None of these dice looks like the dice set's teaching pictures (other light, another camera?).",
+      other_kind_animals: "These dice look like animal dice, not pip dice: start a Kniffel Kids game for them.",
+      other_kind_pips: "These dice look like pip dice, not animal dice: start a Kniffel game for them.",
       calib_learn: "Learns at the table", calib_yes: "yes", calib_no: "no",
       calib_learn_on: "Let it learn from checked throws", calib_learn_off: "Stop learning from checked throws",
       calib_learn_hint: "A taught dice set learns from the throws you check and enter how its dice look at this table – once per start of the table, where it had to ask much.",
@@ -321,6 +325,7 @@ const K = (() => {
     const lines = [...pending.problems];
     if (pending.count) lines.unshift(k.t("dice_counted", {n: pending.count.seen, of: pending.count.expected}));
     if (pending.teach_here) lines.push(k.t("teach_here_why"));
+    if (pending.other_kind) lines.push(k.t("other_kind_" + pending.other_kind));
     const foreign = pending.foreign || [];
     foreign.forEach((f) => lines.push(k.t("die_foreign", {n: f.die, face: k.faceName(f.shows)})));
     pending.dice.forEach((v, i) => {
