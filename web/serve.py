@@ -15,6 +15,7 @@ import contextlib
 import logging
 import signal
 import socket
+import sqlite3
 import sys
 import threading
 from collections.abc import Callable, Sequence
@@ -281,7 +282,7 @@ def run(args: argparse.Namespace) -> int:
     from web.config import config_path, load_config, state_dir
     from web.live_calibration import LiveCalibration
     from web.service import TableService
-    from web.store import Store
+    from web.store import open_store
 
     logging.basicConfig(level=logging.INFO, format="%(levelname)s %(name)s: %(message)s")
     logging.getLogger("waitress").setLevel(logging.WARNING)  # not every closed phone tab
@@ -319,7 +320,12 @@ def run(args: argparse.Namespace) -> int:
         raise UserError(f"cannot create the state directory {folder}: "
                         f"{exc.strerror or exc}") from None
 
-    store = Store(folder / "kniffel.db")
+    try:
+        store, damaged = open_store(folder / "kniffel.db")
+    except sqlite3.Error as exc:  # locked by another table, no permission
+        raise UserError(f"cannot open {folder / 'kniffel.db'}: {exc}") from None
+    if damaged:
+        notes.append(damaged)
     secret = TableSecret.load_or_create(folder)
     players = ("Spieler 1", "Spieler 2") if lang == "de" else ("Player 1", "Player 2")
     service = TableService(store, default_players=players)

@@ -83,16 +83,26 @@ class Store:
     """Thread-safe access to kniffel.db (one connection, one lock: the Pi has one table)."""
 
     def __init__(self, path: Path) -> None:
+        """Raises sqlite3.DatabaseError where the file is damaged (not a database, or one
+        whose pages SQLite's quick check finds wrong), sqlite3.OperationalError where it
+        cannot be opened (locked by another process, no permission)."""
         path.parent.mkdir(parents=True, exist_ok=True)
         self.path = path
         self._lock = threading.RLock()
         self._db = sqlite3.connect(str(path), check_same_thread=False, isolation_level=None,
                                    timeout=10)
-        self._db.execute("PRAGMA journal_mode=WAL")
-        # FULL: a commit is on the disk before we answer, WAL or not.
-        self._db.execute("PRAGMA synchronous=FULL")
-        self._db.execute("PRAGMA foreign_keys=ON")
-        self._db.executescript(SCHEMA)
+        try:
+            self._db.execute("PRAGMA journal_mode=WAL")
+            # FULL: a commit is on the disk before we answer, WAL or not.
+            self._db.execute("PRAGMA synchronous=FULL")
+            self._db.execute("PRAGMA foreign_keys=ON")
+            (check,) = self._db.execute("PRAGMA quick_check").fetchone()
+            if check != "ok":
+                raise sqlite3.DatabaseError(f"damaged: {check}")
+            self._db.executescript(SCHEMA)
+        except BaseException:
+            self._db.close()
+            raise
 
     def close(self) -> None:
         with self._lock:
@@ -218,3 +228,24 @@ class Store:
         with self._lock:
             (n,) = self._db.execute("SELECT COUNT(*) FROM phones").fetchone()
         return int(n)
+
+
+def open_store(path: Path) -> tuple[Store, str | None]:
+    """The table's store at `path`, and a note where the file there was damaged (a card
+    written to as the power went): it is set aside beside it — kept, never deleted, for
+    its games to be recovered (`sqlite3 FILE .recover`) — and the table starts with a new
+    one, rather than not at all. A file that cannot be opened for another reason (locked,
+    no permission) raises sqlite3.OperationalError: setting it aside would not help."""
+    try:
+        return Store(path), None
+    except sqlite3.OperationalError:
+        raise
+    except sqlite3.DatabaseError as exc:
+        aside = path.with_name(f"{path.name}.damaged-{time.strftime('%Y%m%d-%H%M%S')}")
+        for suffix in ("", "-wal", "-shm"):
+            part = path.with_name(path.name + suffix)
+            if part.exists():
+                part.rename(aside.with_name(aside.name + suffix))
+        note = (f"the saved games could not be read ({exc}): the file is kept as "
+                f"{aside} (sqlite3 can recover most of it); this table starts a new one")
+        return Store(path), note

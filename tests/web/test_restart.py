@@ -135,3 +135,20 @@ def test_killed_between_a_throw_and_the_entry_the_game_resumes_intact(tmp_path: 
     finally:
         assert server.stop() == 0
     assert server.said.splitlines()[-1] == "Kniffel table: stopping"  # the journal's last word
+
+
+def test_a_damaged_database_is_set_aside_and_the_table_starts(tmp_path: Path) -> None:
+    """kniffel.db damaged on the card: the table starts with a new one, says so on the page
+    (its notes, the status LED asks for attention) and keeps the damaged file beside it."""
+    state = tmp_path / "state"
+    state.mkdir()
+    (state / "kniffel.db").write_bytes(b"not a database any more")
+    server = Server(state, free_port())
+    try:
+        [note] = server.get("/api/state")["notes"]
+        assert note.startswith("the saved games could not be read (file is not a database): "
+                               f"the file is kept as {state}/kniffel.db.damaged-")
+    finally:
+        server.stop()
+    [kept] = [p for p in state.iterdir() if p.name.startswith("kniffel.db.damaged-")]
+    assert kept.read_bytes() == b"not a database any more"
