@@ -18,6 +18,7 @@ import hashlib
 import json
 import math
 import re
+import zipfile
 from collections import Counter
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field, replace
@@ -371,6 +372,12 @@ def check_name(name: str) -> str:
     return name
 
 
+#: How a saved set's file (.npz, a zip archive) begins.
+NPZ_MAGIC = b"PK\x03\x04"
+#: What numpy raises for a saved set's file that is damaged (cut short, overwritten).
+DAMAGED_FILE = (OSError, ValueError, KeyError, EOFError, zipfile.BadZipFile)
+
+
 def load_dice_set(state_dir: Path, name: str) -> DiceSet:
     check_name(name)
     path = state_dir / "dice-sets" / f"{name}.npz"
@@ -379,6 +386,10 @@ def load_dice_set(state_dir: Path, name: str) -> DiceSet:
             if (state_dir / "dice-sets").is_dir() else []
         raise DiceSetError(f"no dice set {name!r} (taught: {', '.join(known) or 'none'})")
     try:
+        with open(path, "rb") as f:  # else numpy takes it for a pickle it will not load
+            if f.read(len(NPZ_MAGIC)) != NPZ_MAGIC:
+                raise DiceSetError(f"dice set {name!r} is damaged (not a dice set file); "
+                                   "teach it again")
         with np.load(path) as data:
             if "patches" not in data:
                 raise DiceSetError(f"dice set {name!r} was taught by an older version that "
@@ -387,7 +398,7 @@ def load_dice_set(state_dir: Path, name: str) -> DiceSet:
                            "counted" in data and bool(data["counted"]), str(data["embedder"]),
                            json.loads(str(data["labels"])), data["embeddings"],
                            _played(data))
-    except (OSError, ValueError, KeyError) as exc:
+    except DAMAGED_FILE as exc:
         if isinstance(exc, DiceSetError):
             raise
         raise DiceSetError(f"dice set {name!r} is damaged ({exc}); teach it again") from None
@@ -414,7 +425,7 @@ def _saved_sets(state_dir: Path) -> Iterator[tuple[str, list[DieValue], list[boo
         try:
             with np.load(path) as data:
                 values, played = json.loads(str(data["patch_values"])), _played(data)
-        except (OSError, ValueError, KeyError):
+        except DAMAGED_FILE:
             continue
         yield path.stem, values, played
 

@@ -816,8 +816,13 @@ def test_taught_set_nearest_neighbour_and_storage(tmp_path: Path) -> None:
     with pytest.raises(DiceSetError, match="no dice set 'farm'"):
         load_dice_set(tmp_path, "farm")
     (tmp_path / "dice-sets" / "broken.npz").write_bytes(b"not a zip")
-    with pytest.raises(DiceSetError, match="damaged"):
+    with pytest.raises(DiceSetError) as info:  # not numpy's talk of pickles
         load_dice_set(tmp_path, "broken")
+    assert str(info.value) == "dice set 'broken' is damaged (not a dice set file); teach it again"
+    data = (tmp_path / "dice-sets" / "zoo.npz").read_bytes()
+    (tmp_path / "dice-sets" / "half.npz").write_bytes(data[:len(data) // 2])
+    with pytest.raises(DiceSetError, match=r"^dice set 'half' is damaged \(.+\); teach it"):
+        load_dice_set(tmp_path, "half")
     (tmp_path / "dice-sets" / ".farm.tmp.npz").write_bytes(b"cut short")
     assert taught_sets(tmp_path) == {"zoo": list(colours)}  # damaged or unfinished: left out
     assert taught_sets(tmp_path / "nowhere") == {}
