@@ -34,6 +34,10 @@ PNG = b"\x89PNG\r\n\x1a\n"  # signature; its first chunk, IHDR, states the size
 #: megapixel phone's is 16 320 × 12 240), while a PNG of a few megabytes can hold a
 #: picture of gigabytes that would fill a Raspberry Pi's memory.
 MAX_PIXELS = 250_000_000
+#: A file larger than this is not read at all: more than any camera's photo (a 200
+#: megapixel phone's JPEG is some 50–100 MB), and read whole — a video named by mistake —
+#: it would fill a Raspberry Pi's memory before the decoder could refuse it.
+MAX_FILE_BYTES = 256 * 2**20
 _QUIET_DECODING = threading.Lock()
 #: How libjpeg's messages about damaged data begin. A JPEG with bytes lost or changed (a
 #: bad copy, a failing card) still decodes, part of it garbled or grey, and libjpeg says
@@ -64,9 +68,10 @@ class Photo:
 
 def read_photo(path: Path) -> Photo:
     """The photo at `path`, or ValueError with a one-line reason: no such file, a folder,
-    not a readable image, too large (MAX_PIXELS), or a JPEG cut short — a copy or an upload
-    that did not finish. OpenCV decodes such a file without an error, the missing part
-    grey, and the dice there would silently go unseen (or be taught from half a picture).
+    not a readable image, too large (MAX_FILE_BYTES, MAX_PIXELS), or a JPEG cut short — a
+    copy or an upload that did not finish. OpenCV decodes such a file without an error,
+    the missing part grey, and the dice there would silently go unseen (or be taught from
+    half a picture).
     A JPEG damaged inside is read as its decoder can, with the `damage` said: a file can
     also carry a few stray bytes that harm nothing, and the decoder says the same of it."""
     if not path.exists():
@@ -76,6 +81,10 @@ def read_photo(path: Path) -> Photo:
     if not path.is_file():
         raise ValueError("not a readable image")
     try:
+        file_bytes = path.stat().st_size
+        if file_bytes > MAX_FILE_BYTES:
+            raise ValueError(f"too large to be a photo ({file_bytes // 2**20} MB; at most "
+                             f"{MAX_FILE_BYTES // 2**20})")
         data = path.read_bytes()
     except OSError as exc:
         raise ValueError(f"cannot be read ({exc.strerror or exc})") from None

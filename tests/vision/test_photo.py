@@ -12,6 +12,7 @@ import numpy as np
 import pytest
 
 from vision.photo import (
+    MAX_FILE_BYTES,
     SOF,
     _decoder_messages,
     header_markers,
@@ -200,3 +201,12 @@ def test_other_lines_on_standard_error_while_decoding_are_passed_on(
     frame, messages = _decoder_messages(decode)
     assert frame is not None and messages == ["Corrupt JPEG data: bad Huffman code"]
     assert capfd.readouterr().err == "another thread's log line\n"
+
+
+def test_a_file_too_large_to_be_a_photo_is_not_read(tmp_path: Path) -> None:
+    """A video named by mistake: refused by its size, before it is read into memory."""
+    video = tmp_path / "game.mp4"
+    with open(video, "wb") as f:  # sparse: takes no room on the disk
+        f.truncate(MAX_FILE_BYTES + 1)
+    with pytest.raises(ValueError, match=r"^too large to be a photo \(256 MB; at most 256\)$"):
+        read_photo(video)
