@@ -4,6 +4,7 @@ exactly these functions, so what the models learned is what they are shown."""
 from __future__ import annotations
 
 import math
+from collections.abc import Iterable
 
 import cv2
 import numpy as np
@@ -165,6 +166,11 @@ def quarter_turns(crops: list[np.ndarray], views: int) -> np.ndarray:
     """The crops' batch in `views` (1, 2 or 4) quarter turns, one turn after the other
     (views x len(crops) rows): a die lies any way round, so the crop networks read each
     crop in several turns and average."""
-    batch = crops_tensor(crops)
-    return np.ascontiguousarray(np.concatenate(
-        [np.rot90(batch, k, axes=(2, 3)) for k in range(0, 4, 4 // checked_views(views))]))
+    return turned_by(crops_tensor(crops), range(0, 4, 4 // checked_views(views)))
+
+
+def turned_by(batch: np.ndarray, quarters: Iterable[int]) -> np.ndarray:
+    """A batch of crops (N x 3 x H x W) turned by each of `quarters` (quarter turns), one
+    turn after the other."""
+    return np.ascontiguousarray(np.concatenate([np.rot90(batch, k, axes=(2, 3))
+                                                for k in quarters]))

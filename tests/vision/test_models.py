@@ -321,7 +321,9 @@ def test_teaching_doubts_small_blurred_photos_and_a_photo_of_another_face(reader
     assert not doubted.counted and any("count as another face" in d for d in doubts)
 
 
-def test_four_views_read_a_die_the_same_however_it_is_turned() -> None:
+def test_four_views_read_a_die_the_same_however_it_is_turned(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    from vision import classifier
     from vision.classifier import OnnxClassifier
     from vision.embedder import OnnxEmbedder
 
@@ -330,13 +332,24 @@ def test_four_views_read_a_die_the_same_however_it_is_turned() -> None:
     size = max(die.box[2] - die.box[0], die.box[3] - die.box[1])
     crop = crop_die(frame, die.center[0], die.center[1], size)
     four, one = OnnxClassifier(views=4), OnnxClassifier(views=1)
-    turned = four.classify([crop, np.ascontiguousarray(np.rot90(crop))])
+    # a crop sure in its first two turns (SURE_IN_TWO) is read in those two
+    quarters = [np.ascontiguousarray(np.rot90(crop, k)) for k in range(4)]
+    sure = four.classify([crop])
+    assert sure.value[0].max() >= classifier.SURE_IN_TWO
+    in_two = sum(one.classify([quarters[k]]).value for k in classifier.FIRST_TWO) / 2
+    assert np.allclose(sure.value, in_two, atol=1e-5)
+    # one unsure in two is read in all four: the same however it is turned
+    monkeypatch.setattr(classifier, "SURE_IN_TWO", 1.01)
+    turned = four.classify([quarters[0], quarters[1]])
     assert np.allclose(turned.value[0], turned.value[1], atol=1e-5)
-    embedded = OnnxEmbedder(views=4).embed([crop, np.ascontiguousarray(np.rot90(crop))])
+    in_four = sum(one.classify([q]).value for q in quarters) / 4
+    assert np.allclose(turned.value[0], in_four[0], atol=1e-5)
+    assert not np.allclose(in_four[0], in_two[0], atol=1e-5)
+    embedded = OnnxEmbedder(views=4).embed([crop, quarters[1]])
     assert np.allclose(embedded[0], embedded[1], atol=1e-5)
     assert np.allclose(np.linalg.norm(embedded, axis=1), 1.0, atol=1e-5)
     assert np.allclose(turned.value.sum(axis=1), 1.0, atol=1e-5)
-    single = one.classify([crop, np.ascontiguousarray(np.rot90(crop))])
+    single = one.classify([crop, quarters[1]])
     assert single.value.shape == turned.value.shape == (2, 12)
     with pytest.raises(ValueError, match="views must be 1, 2 or 4"):
         OnnxClassifier(views=3)

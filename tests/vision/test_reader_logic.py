@@ -2019,6 +2019,34 @@ def test_an_unsure_find_is_read_again_at_other_sizes(
                                  else pytest.approx(0.6, abs=1e-6))
 
 
+class ReadsNoDie:
+    """Reads every crop as no die, as surely as `no_die`; counts the crops of each call."""
+
+    def __init__(self, no_die: float) -> None:
+        self.no_die = no_die
+        self.calls: list[int] = []
+
+    def classify(self, crops: list[np.ndarray], turned: Sequence[bool] | None = None
+                 ) -> FaceScores:
+        self.calls.append(len(crops))
+        return FaceScores(np.array([pip_row(3, 0.5) for _ in crops]),
+                          np.array([quality(no_die=self.no_die) for _ in crops]))
+
+
+@pytest.mark.parametrize("no_die, calls", [(0.95, [2]), (0.6, [2, 4])])
+def test_a_find_surely_no_die_is_not_read_again_at_other_sizes(
+        monkeypatch: pytest.MonkeyPatch, no_die: float, calls: list[int]) -> None:
+    """Reading a find again at other sizes (RESCALES) may tell a die from no die, but
+    reads of a find that is surely no die (the table, a cup's rim) changed no reading of
+    the validation and test scenes: it is read once. One read as no die less surely is
+    read again."""
+    monkeypatch.setattr(vision.reader, "RESCALES", (0.9, 1.12))
+    classifier = ReadsNoDie(no_die)
+    reader = Reader(FixedDetector([]), classifier, "pips")
+    reader.classified(FRAME, [cand(100, 100), cand(400, 100)])
+    assert classifier.calls == calls
+
+
 class ReadsByWhite:
     """Reads a crop as a sure 5 where a white die fills a fifth of it or more and black pips
     less than a third; else as no die (the table, or a pip seen close)."""
