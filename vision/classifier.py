@@ -29,6 +29,14 @@ class FaceScores:
     quality: np.ndarray  # N x 5
 
 
+def die_sureness(scores: FaceScores) -> np.ndarray:
+    """Per find, how surely the classifier reads it as a die: the likeliest value's
+    probability times the probability that it is a die at all."""
+    no_die = QUALITY.index("no_die")
+    sure: np.ndarray = scores.value.max(axis=1) * (1.0 - scores.quality[:, no_die])
+    return sure
+
+
 def softmax(logits: np.ndarray) -> np.ndarray:
     z = logits - logits.max(axis=1, keepdims=True)
     e = np.exp(z)
@@ -38,16 +46,16 @@ def softmax(logits: np.ndarray) -> np.ndarray:
 
 #: A crop read in four quarter turns is read in two of them first (FIRST_TWO, as it lies
 #: and turned a quarter), and in the other two as well (OTHER_TWO) only where those two
-#: leave it unsure: their likeliest values differ, or their mean reads it neither as a die
-#: (the likeliest value's probability times that of a die) nor as no die as surely as
-#: SURE_IN_TWO. Clear dice are then read in two turns, the unsure finds, where the turns
-#: matter, in four as before. Two turns a quarter apart, not half: a pip face turned by
-#: half looks the same, so the half turn adds little (the opposite pair read the test pips
-#: turned a quarter with 18 silent errors instead of 14). On the validation scenes 800001–4,
-#: the test sets and the test sets turned a quarter as many dice right (22 519 of 24 337
-#: readable), 2 % fewer asked about (12 051 against 12 316), the silent errors 49 against
-#: 48; with `Reader.classified`'s rule for finds surely no die, a five-dice frame takes 43
-#: crop reads of the network instead of 55 (models/README.md, "Fewer looks at the dice the
+#: leave it unsure: their likeliest values differ, or their mean reads it neither as a
+#: die (`die_sureness`) nor as no die as surely as SURE_IN_TWO. Clear dice are then read
+#: in two turns, the unsure finds, where the turns matter, in four as before. Two turns a
+#: quarter apart, not half: a pip face turned by half looks the same, so the half turn
+#: adds little (the opposite pair read the test pips turned a quarter with 18 silent
+#: errors instead of 14). On the validation scenes 800001–4, the test sets and the test
+#: sets turned a quarter as many dice right (22 519 of 24 337 readable), 2 % fewer asked
+#: about (12 051 against 12 316), the silent errors 49 against 48; with
+#: `Reader.classified`'s rule for finds surely no die, a five-dice frame takes 43 crop
+#: reads of the network instead of 55 (models/README.md, "Fewer looks at the dice the
 #: classifier is sure of").
 SURE_IN_TWO = 0.97
 FIRST_TWO = (0, 1)
@@ -101,7 +109,8 @@ class OnnxClassifier:
         value, quality = self._reads(turned_by(batch, FIRST_TWO), 2)
         mean_value, mean_quality = value.mean(axis=0), quality.mean(axis=0)
         no_die = mean_quality[:, QUALITY.index("no_die")]
-        sure = np.maximum(mean_value.max(axis=1) * (1.0 - no_die), no_die) >= SURE_IN_TWO
+        as_die = die_sureness(FaceScores(mean_value, mean_quality))
+        sure = np.maximum(as_die, no_die) >= SURE_IN_TWO
         unsure = np.flatnonzero(~sure | (value[0].argmax(axis=1) != value[1].argmax(axis=1)))
         if len(unsure):
             more_value, more_quality = self._reads(turned_by(batch[unsure], OTHER_TWO), 2)

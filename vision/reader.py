@@ -21,7 +21,7 @@ from typing import Protocol
 import cv2
 import numpy as np
 
-from vision.classifier import FACES, QUALITY, FaceScores, OnnxClassifier
+from vision.classifier import FACES, QUALITY, FaceScores, OnnxClassifier, die_sureness
 from vision.detector import Candidate, Detector, OnnxDetector, Search
 from vision.doubt import Doubt
 from vision.embedder import Embedder, OnnxEmbedder
@@ -776,14 +776,6 @@ def pooled_reads(first: FaceScores, more: Sequence[FaceScores]) -> FaceScores:
                    / np.maximum(top - even, POOL_FLOOR), 0.0, 1.0)
     keep = np.where(top * is_die > cap, keep, 1.0)  # the pool's die_sureness over the cap
     return FaceScores(keep[:, None] * value + (1.0 - keep[:, None]) * even, quality)
-
-
-def die_sureness(scores: FaceScores) -> np.ndarray:
-    """Per find, how surely the classifier reads it as a die: the likeliest value's
-    probability times the probability that it is a die at all."""
-    no_die = QUALITY.index("no_die")
-    sure: np.ndarray = scores.value.max(axis=1) * (1.0 - scores.quality[:, no_die])
-    return sure
 
 
 def read_surely(scores: FaceScores) -> np.ndarray:
