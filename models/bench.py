@@ -28,6 +28,7 @@ from vision.models import (  # noqa: E402
     DETECTOR_PATH,
     EMBEDDER_PATH,
     REFINER_PATH,
+    body_path,
 )
 from vision.reader import Reader  # noqa: E402
 from vision.teach import Checked, learn, teach  # noqa: E402
@@ -125,7 +126,8 @@ def main() -> int:
         timed(name, reader, images)
     peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
     sizes = {path.stem: path.stat().st_size / 1e6
-             for path in (DETECTOR_PATH, REFINER_PATH, CLASSIFIER_PATH, EMBEDDER_PATH)}
+             for path in (DETECTOR_PATH, body_path(DETECTOR_PATH), REFINER_PATH,
+                          CLASSIFIER_PATH, EMBEDDER_PATH)}
     print(f"peak memory (whole process): {peak:.0f} MB; models: {sum(sizes.values()):.2f} MB ("
           + ", ".join(f"{name} {mb:.2f} MB" for name, mb in sizes.items()) + ")")
     # after the peak: rendering the scenes takes more memory than reading them

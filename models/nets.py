@@ -9,6 +9,7 @@
 - BodyHead: a small head on the trained detector's features (the detector itself stays as it
   is): where each die's body lies from its top-face centre. A side face found as a die has
   its body on the wrong side, against the perspective of the other dice (vision/reader.py).
+  It ships as its own file, computed at the finds only (BodyAtCells).
 - CentreRefiner: looks at a crop twice the found size around a find and says where the
   nearest die's top face lies and how large the die is: the detector's stride-4 grid puts
   some finds on a die's edge or front face, or finds a large die at half its size.
@@ -99,6 +100,27 @@ class BodyHead(nn.Module):
                           align_corners=False)
         y = F.relu(self.local(features) + c)
         return self.out(F.relu(self.mix(y)))
+
+
+class BodyAtCells(nn.Module):
+    """A BodyHead computed at chosen cells of the grid only (vision.detector.BodyOffsets):
+    over the whole stride-4 grid the head took a third of the detector's time, and the
+    reader needs it at a few finds. Per cell its inputs are what the head's two 3×3
+    convolutions see there: the features of the 5 × 5 cells around it (zero outside the
+    grid), the context as interpolated to the 3 × 3 cells around it, and which of those lie
+    inside the grid (the second convolution pads with zeros outside). Out: N × 2, what
+    BodyHead gives at those cells."""
+
+    def __init__(self, head: BodyHead) -> None:
+        super().__init__()
+        self.head = head
+
+    def forward(self, features: torch.Tensor, context: torch.Tensor, inside: torch.Tensor
+                ) -> torch.Tensor:
+        h = self.head
+        y = F.relu(F.conv2d(features, h.local.weight, h.local.bias) + h.context(context))
+        y = F.relu(F.conv2d(y * inside, h.mix.weight, h.mix.bias))
+        return h.out(y).flatten(1)
 
 
 def crop_features(w: int) -> nn.Sequential:

@@ -5,7 +5,7 @@ export them to ONNX.
     python models/train.py detector-tune --data DIR [DIR ...] --real Train \
         --detector models/detector.onnx --hard DIR --out models/detector.onnx
     python models/train.py body --data DIR [DIR ...] --real Train --detector models/detector.onnx \
-        --out models/detector.onnx
+        --out models/detector.onnx    (and its head in models/detector.body.onnx)
     python models/train.py classifier --data DIR [DIR ...] --real Train --out models/classifier.onnx
     python models/train.py refiner --data DIR [DIR ...] --real Train --out models/refiner.onnx
     python models/train.py pool-crops --identity-pool POOL --out data/pool-crops.npz
@@ -46,6 +46,7 @@ from nets import (  # noqa: E402
     EMBED_DIM,
     FACES,
     QUALITY,
+    BodyAtCells,
     BodyHead,
     CentreRefiner,
     DiceDetector,
@@ -54,7 +55,9 @@ from nets import (  # noqa: E402
 )
 
 from vision.datasets import load_real  # noqa: E402
+from vision.detector import BODY_ID, BODY_INPUTS  # noqa: E402
 from vision.files import write_durably  # noqa: E402
+from vision.models import body_path  # noqa: E402
 from vision.preprocess import (  # noqa: E402
     CROP_SIZE,
     DETECTOR_LONG_SIDE,
@@ -405,8 +408,7 @@ def detector_from_onnx(model: onnx.ModelProto) -> DiceDetector:
     from onnx import numpy_helper
 
     weights = {t.name: numpy_helper.to_array(t).copy() for t in model.graph.initializer}
-    convs = [node for node in model.graph.node if node.op_type == "Conv"
-             and not node.input[1].startswith("body_head/")]
+    convs = [node for node in model.graph.node if node.op_type == "Conv"]
     net = DiceDetector()
     layers = [m for m in net.modules() if isinstance(m, torch.nn.Conv2d)]
     if len(layers) != len(convs):
@@ -456,13 +458,26 @@ def tune_detector(net: DiceDetector, samples: list[DetSample], hard: list[DetSam
 
 
 def detector_only(detector: onnx.ModelProto) -> onnx.ModelProto:
-    """The detector without a body head (one written by an earlier `train.py body`)."""
+    """The detector without its body head's inputs among its outputs (one written by an
+    earlier `train.py body`): its `out` alone."""
     import onnx.utils
 
-    model = onnx.utils.Extractor(detector).extract_model(["image"], ["out"])
+    model = onnx.ModelProto()
+    model.CopyFrom(detector)
+    renamed(model, dict(zip(BODY_INPUTS, (BodyHead.FEATURES, BodyHead.CONTEXT), strict=True)))
+    model = onnx.utils.Extractor(model).extract_model(["image"], ["out"])
     model.metadata_props.extend(p for p in detector.metadata_props
                                 if not p.key.startswith("body_"))
     return model
+
+
+def renamed(model: onnx.ModelProto, names: dict[str, str]) -> None:
+    """Renames tensors of `model`'s graph (`names`: from → to), in place."""
+    for node in model.graph.node:
+        node.input[:] = [names.get(n, n) for n in node.input]
+        node.output[:] = [names.get(n, n) for n in node.output]
+    for value in [*model.graph.output, *model.graph.value_info]:
+        value.name = names.get(value.name, value.name)
 
 
 def feature_session(detector: onnx.ModelProto, threads: int) -> ort.InferenceSession:
@@ -505,52 +520,34 @@ def train_body_head(samples: list[DetSample], detector: onnx.ModelProto, steps: 
     return head.eval()
 
 
-def with_body_head(detector: onnx.ModelProto, head: BodyHead) -> onnx.ModelProto:
-    """The detector with the head's output `body` (N x 2 x H/4 x W/4) beside `out`."""
+def with_body_head(detector: onnx.ModelProto, head: BodyHead
+                   ) -> tuple[onnx.ModelProto, onnx.ModelProto]:
+    """The detector with the tensors its body head reads as outputs beside `out`
+    (vision.detector.BODY_INPUTS), and the head at chosen cells (nets.BodyAtCells,
+    vision.detector.BodyOffsets); both carry the head's id (vision.detector.BODY_ID)."""
     import io
 
-    import onnx.compose
-
     buffer = io.BytesIO()
-    dummy = (torch.zeros(1, head.local.in_channels, 72, 96),
-             torch.zeros(1, head.context.in_channels, 18, 24))
-    torch.onnx.export(head, dummy, buffer,
-                      input_names=["features", "context"], output_names=["body"],
-                      dynamic_axes={"features": {2: "h4", 3: "w4"},
-                                    "context": {2: "h16", 3: "w16"}},
+    dummy = (torch.zeros(2, head.local.in_channels, 5, 5),
+             torch.zeros(2, head.context.in_channels, 3, 3), torch.ones(2, 1, 3, 3))
+    torch.onnx.export(BodyAtCells(head).eval(), dummy, buffer,
+                      input_names=["features", "context", "inside"], output_names=["body"],
+                      dynamic_axes={name: {0: "n"} for name in
+                                    ("features", "context", "inside", "body")},
                       opset_version=17, dynamo=False)
-    head_model = onnx.load_from_string(buffer.getvalue())
+    body = onnx.load_from_string(buffer.getvalue())
     base = onnx.ModelProto()
     base.CopyFrom(detector)
-    graph_outputs = {o.name for o in base.graph.output}
-    for name in (BodyHead.FEATURES, BodyHead.CONTEXT):
-        if name not in graph_outputs:
-            base.graph.output.append(onnx.helper.make_empty_tensor_value_info(name))
-    merged = onnx.compose.merge_models(
-        base, head_model, io_map=[(BodyHead.FEATURES, "features"), (BodyHead.CONTEXT, "context")],
-        outputs=["out", "body_head/body"], prefix2="body_head/")
-    for value in merged.graph.output:
-        if value.name == "body_head/body":
-            value.name = "body"
-    for node in merged.graph.node:
-        node.output[:] = ["body" if o == "body_head/body" else o for o in node.output]
-    del merged.metadata_props[:]
-    merged.metadata_props.extend(detector.metadata_props)
-    once_per_domain(merged)
-    onnx.checker.check_model(merged)
-    return merged
-
-
-def once_per_domain(model: onnx.ModelProto) -> None:
-    """Declares each operator set once, at its highest version: `onnx.compose.merge_models`
-    lists the standard set once for each model it merged, and tools such as onnxruntime's
-    quantizer refuse a file that declares a domain twice."""
-    versions: dict[str, int] = {}
-    for opset in model.opset_import:
-        versions[opset.domain] = max(versions.get(opset.domain, 0), opset.version)
-    del model.opset_import[:]
-    model.opset_import.extend(onnx.helper.make_opsetid(domain, version)
-                              for domain, version in versions.items())
+    renamed(base, dict(zip((BodyHead.FEATURES, BodyHead.CONTEXT), BODY_INPUTS, strict=True)))
+    base.graph.output.extend(onnx.helper.make_tensor_value_info(name, onnx.TensorProto.FLOAT,
+                                                                [None] * 4)
+                             for name in BODY_INPUTS)
+    body_id = hashlib.sha256(body.SerializeToString()).hexdigest()[:16]
+    for model in (base, body):
+        entry = model.metadata_props.add()
+        entry.key, entry.value = BODY_ID, body_id
+        onnx.checker.check_model(model)
+    return base, body
 
 
 # ---------------------------------------------------------------------------------------
@@ -1003,9 +1000,13 @@ def main(argv: list[str] | None = None) -> int:
         samples = cached_detector_samples(args.data, args.real, args.samples_cache)
         head = train_body_head(samples, detector, args.steps, args.batch, crop=160,
                                seed=args.seed, width=args.width, threads=args.threads)
-        save(with_body_head(detector, head), args.out,
-             {"body_seed": str(args.seed), "body_steps": str(args.steps),
-              "body_width": str(args.width)})
+        with_features, body = with_body_head(detector, head)
+        meta = {"body_seed": str(args.seed), "body_steps": str(args.steps),
+                "body_width": str(args.width)}
+        # The head first: a step that opens the detector meanwhile (the classifier's hard
+        # negatives in `make models`) finds the head that fits it, or a detector without one.
+        save(body, body_path(args.out), meta)
+        save(with_features, args.out, meta)
     elif args.model == "refiner":
         crops, targets = refiner_crops(scenes, np.random.default_rng(args.seed),
                                        per_synth_die=2, per_real_die=8)

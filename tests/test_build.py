@@ -84,9 +84,12 @@ def test_without_the_real_photos_make_models_stops_at_once_in_one_line(
     assert build.missing_real_photos() is None
 
 
-def test_the_body_head_is_added_beside_the_detectors_own_output() -> None:
-    """`train.py body` adds an output and changes nothing the detector said before (only
-    where PyTorch, the `train` extra, is installed)."""
+def test_the_body_head_at_the_finds_gives_what_it_gives_over_the_whole_grid(
+        tmp_path: Path) -> None:
+    """`train.py body` writes the detector with the tensors its head reads as outputs (its
+    own output unchanged) and the head apart, computed at chosen cells: there, to the
+    edges of the grid, it gives what the head over the whole grid gives (only where
+    PyTorch, the `train` extra, is installed)."""
     torch = pytest.importorskip("torch")
     import numpy as np
     import onnx
@@ -94,19 +97,30 @@ def test_the_body_head_is_added_beside_the_detectors_own_output() -> None:
     import train
     from nets import BodyHead
 
+    from vision.detector import BODY_ID, BodyOffsets
+
     detector = train.detector_only(onnx.load(str(build.MODELS / "detector.onnx")))
     torch.manual_seed(0)
-    merged = train.with_body_head(detector, BodyHead(8).eval())
-    again = train.with_body_head(train.detector_only(merged), BodyHead(8).eval())
+    head = BodyHead(8).eval()
+    with_features, body = train.with_body_head(detector, head)
+    again, _ = train.with_body_head(train.detector_only(with_features), head)
     image = np.random.default_rng(0).uniform(-0.5, 0.5, (1, 3, 96, 128)).astype(np.float32)
     plain = ort.InferenceSession(detector.SerializeToString()).run(None, {"image": image})
-    out, body = ort.InferenceSession(merged.SerializeToString()).run(None, {"image": image})
-    assert [o.name for o in again.graph.output] == ["out", "body"]
-    assert np.array_equal(out, plain[0]) and body.shape == (1, 2, 24, 32)
-    assert {p.key for p in merged.metadata_props} >= {"long_side", "stride"}
-    for model in (merged, again):
-        domains = [opset.domain for opset in model.opset_import]
-        assert len(domains) == len(set(domains)), model.opset_import
+    out, features, context = ort.InferenceSession(with_features.SerializeToString()).run(
+        None, {"image": image})
+    assert [o.name for o in again.graph.output] == ["out", "features", "context"]
+    assert np.array_equal(out, plain[0])
+    with torch.no_grad():
+        whole = head(torch.from_numpy(features), torch.from_numpy(context)).numpy()[0]
+    cells = np.array([(row, col) for row in range(24) for col in range(32)])
+    path = tmp_path / "detector.body.onnx"
+    path.write_bytes(body.SerializeToString())
+    ids = {p.value for model in (with_features, body) for p in model.metadata_props
+           if p.key == BODY_ID}
+    at = BodyOffsets(path, 1, ids.pop()).at(features, context, cells)
+    assert not ids
+    assert np.allclose(at, whole[:, cells[:, 0], cells[:, 1]].T, atol=1e-5)
+    assert {p.key for p in with_features.metadata_props} >= {"long_side", "stride"}
 
 
 def test_a_detector_read_back_from_its_file_says_what_the_file_says(tmp_path: Path) -> None:

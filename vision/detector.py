@@ -5,6 +5,7 @@ Detectors are plug-ins behind `Detector`; the default is our ONNX heatmap networ
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Protocol
@@ -12,7 +13,7 @@ from typing import Protocol
 import cv2
 import numpy as np
 
-from vision.models import DETECTOR_PATH, open_session
+from vision.models import DETECTOR_PATH, ModelMissingError, body_path, metadata, open_session
 from vision.preprocess import (
     DETECTOR_LONG_SIDE,
     DETECTOR_STRIDE,
@@ -162,6 +163,70 @@ MIN_LONG_SIDE = 64
 PIECE_SCORE = 0.7
 
 
+#: The detector's outputs its body head reads (models/nets.py BodyHead: the stride-4
+#: features and the stride-16 context), beside its own "out".
+BODY_INPUTS = ("features", "context")
+#: A detector and its body head carry the same value under this key in their metadata: the
+#: head reads only the features of the detector it was trained on.
+BODY_ID = "body_id"
+
+
+class BodyOffsets:
+    """The detector's body head (models/nets.py BodyAtCells) at chosen cells of its
+    stride-4 grid: where each find's body lies from its top-face centre, in die sizes. Over
+    the whole grid, as part of the detector, it took a third of each search's time; the
+    reader needs it at the finds only (models/README.md, "The body head at the finds
+    only")."""
+
+    def __init__(self, path: Path, threads: int, body_id: str | None) -> None:
+        self.session = open_session(path, threads)
+        if body_id is None or metadata(self.session).get(BODY_ID) != body_id:
+            raise ModelMissingError(f"model {path} was not made with the detector beside it: "
+                                    "run `make models`")
+
+    def at(self, features: np.ndarray, context: np.ndarray, cells: np.ndarray) -> np.ndarray:
+        """The offsets (K × 2) at `cells` (K × 2: row, column) of the grid of `features`
+        (1 × C × H × W), whose `context` is 1 × C' × H/4 × W/4."""
+        _, _, h, w = features.shape
+        rows = cells[:, :1] + np.arange(-2, 3)  # K × 5
+        cols = cells[:, 1:] + np.arange(-2, 3)
+        row_in, col_in = (rows >= 0) & (rows < h), (cols >= 0) & (cols < w)
+        rows, cols = np.clip(rows, 0, h - 1), np.clip(cols, 0, w - 1)
+        patch = features[0][:, rows[:, :, None], cols[:, None, :]]  # C × K × 5 × 5
+        patch *= row_in[:, :, None] & col_in[:, None, :]
+        inside = row_in[:, 1:4, None] & col_in[:, None, 1:4]
+        near = bilinear_at(context[0], rows[:, 1:4], cols[:, 1:4], h // context.shape[2])
+        offsets: np.ndarray = self.session.run(["body"], {
+            "features": np.ascontiguousarray(patch.transpose(1, 0, 2, 3)),
+            "context": np.ascontiguousarray(near.transpose(1, 0, 2, 3)),
+            "inside": inside[:, None].astype(np.float32)})[0]
+        return offsets
+
+
+def bilinear_at(grid: np.ndarray, rows: np.ndarray, cols: np.ndarray, factor: int
+                ) -> np.ndarray:
+    """`grid` (C × h × w) resized `factor` times larger bilinearly, with half-pixel
+    centres (ONNX's Resize as PyTorch's `interpolate` exports it), at `rows` (K × m) and
+    `cols` (K × n) of the larger: C × K × m × n."""
+
+    def taps(at: np.ndarray, size: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        source = np.maximum((at + 0.5) / factor - 0.5, 0.0)
+        low = np.minimum(source.astype(np.int64), size - 1)
+        return low, np.minimum(low + 1, size - 1), (source - low).astype(np.float32)
+
+    def at(ys: np.ndarray, xs: np.ndarray) -> np.ndarray:
+        picked: np.ndarray = grid[:, ys[:, :, None], xs[:, None, :]]
+        return picked
+
+    y0, y1, fy = taps(rows, grid.shape[1])
+    x0, x1, fx = taps(cols, grid.shape[2])
+    fy, fx = fy[:, :, None], fx[:, None, :]
+    top = at(y0, x0) * (1 - fx) + at(y0, x1) * fx
+    bottom = at(y1, x0) * (1 - fx) + at(y1, x1) * fx
+    near: np.ndarray = top * (1 - fy) + bottom * fy
+    return near
+
+
 class OnnxDetector:
     """CenterNet-style: peaks of a heatmap on a stride-4 grid, with offset and body size.
 
@@ -185,9 +250,14 @@ class OnnxDetector:
                  threads: int = 1) -> None:
         self.session = open_session(path, threads)
         self.threshold = threshold
-        #: Detectors made before the body head (models/train.py body) have no "body".
-        names = {o.name for o in self.session.get_outputs()}
-        self.outputs = ["out", "body"] if "body" in names else ["out"]
+        #: Detectors made before the body head (models/train.py body), or tuned since, have
+        #: none.
+        self.body: BodyOffsets | None = None
+        self.outputs = ["out"]
+        if set(BODY_INPUTS) <= {o.name for o in self.session.get_outputs()}:
+            self.body = BodyOffsets(body_path(path), threads,
+                                    metadata(self.session).get(BODY_ID))
+            self.outputs += BODY_INPUTS
 
     def detect(self, frame_bgr: np.ndarray) -> list[Candidate]:
         """The finds (where the detector alone takes them for pieces of large dice, those
@@ -307,9 +377,10 @@ class OnnxDetector:
         """The finds in `image` (a frame of `width` × `height` scaled by `scale`) that
         score at least `threshold` (the detector's own unless given)."""
         outputs = self.session.run(self.outputs, {"image": detector_tensor(image)})
-        body = outputs[1][0] if len(outputs) > 1 else None
+        body = self.body
         return decode(outputs[0][0], scale, self.threshold if threshold is None else threshold,
-                      width, height, body)
+                      width, height, None if body is None else
+                      lambda cells: body.at(outputs[1], outputs[2], cells))
 
 
 def snapped(low: float, high: float, limit: int, step: int = 32) -> tuple[int, int]:
@@ -375,12 +446,13 @@ def is_piece(find: Candidate, die: Candidate) -> bool:
 
 
 def decode(out: np.ndarray, scale: float, threshold: float, width: int, height: int,
-           body: np.ndarray | None = None) -> list[Candidate]:
-    """Candidates from the detector's output grid (5 x H x W) and, if it has one, its body
-    offsets (2 x H x W)."""
+           body_at: Callable[[np.ndarray], np.ndarray] | None = None) -> list[Candidate]:
+    """Candidates from the detector's output grid (5 x H x W), with their body offsets
+    where it has a body head (`body_at`: the offsets at K cells of the grid, K x 2)."""
     heat = out[0]
     peaks = (heat >= threshold) & (heat >= cv2.dilate(heat, np.ones((3, 3), np.uint8)))
     found = []
+    cell_of: dict[int, tuple[int, int]] = {}
     for iy, ix in zip(*np.nonzero(peaks), strict=True):
         cx = (ix + float(out[1, iy, ix])) * DETECTOR_STRIDE / scale
         cy = (iy + float(out[2, iy, ix])) * DETECTOR_STRIDE / scale
@@ -388,10 +460,16 @@ def decode(out: np.ndarray, scale: float, threshold: float, width: int, height: 
             continue  # padding area
         bw = float(np.exp(np.clip(out[3, iy, ix], 0, 8))) / scale
         bh = float(np.exp(np.clip(out[4, iy, ix], 0, 8))) / scale
-        found.append(Candidate(cx, cy, (cx - bw / 2, cy - bh / 2, cx + bw / 2, cy + bh / 2),
-                               float(heat[iy, ix]), None if body is None else
-                               (float(body[0, iy, ix]), float(body[1, iy, ix]))))
-    return suppress(found)[:MAX_FINDS]
+        find = Candidate(cx, cy, (cx - bw / 2, cy - bh / 2, cx + bw / 2, cy + bh / 2),
+                         float(heat[iy, ix]))
+        cell_of[id(find)] = (int(iy), int(ix))
+        found.append(find)
+    kept = suppress(found)[:MAX_FINDS]
+    if body_at is None or not kept:
+        return kept
+    offsets = body_at(np.array([cell_of[id(c)] for c in kept]))
+    return [replace(c, body=(float(dx), float(dy))) for c, (dx, dy) in zip(kept, offsets,
+                                                                           strict=True)]
 
 
 #: Peaks closer than this share of a die size are one die's (`suppress`). Two dice that

@@ -16,6 +16,12 @@ EMBEDDER_PATH = MODELS_DIR / "embedder.onnx"
 REFINER_PATH = MODELS_DIR / "refiner.onnx"
 
 
+def body_path(detector_path: Path) -> Path:
+    """Where a detector's body head lies (vision.detector.BodyOffsets): beside it,
+    `detector.onnx`'s in `detector.body.onnx`."""
+    return detector_path.with_suffix(".body.onnx")
+
+
 class ModelMissingError(RuntimeError):
     """A model file is missing or cannot be loaded."""
 

@@ -47,10 +47,16 @@ def detector_tensor(image_bgr: np.ndarray) -> np.ndarray:
     return to_tensor(image_bgr)
 
 
+#: Each grey level as the networks read it, `level / 255 - 0.5` in float32.
+_LEVELS = np.arange(256, dtype=np.float32) * np.float32(1.0 / 255.0) - np.float32(0.5)
+
+
 def to_tensor(image_bgr: np.ndarray) -> np.ndarray:
-    """BGR uint8 HxWx3 → RGB float32 1x3xHxW in [-0.5, 0.5]."""
-    rgb = image_bgr[:, :, ::-1].astype(np.float32) * (1.0 / 255.0) - 0.5
-    return np.ascontiguousarray(rgb.transpose(2, 0, 1)[None])
+    """BGR uint8 HxWx3 → RGB float32 1x3xHxW in [-0.5, 0.5]. Looked up level by level, in
+    one pass: converting, scaling, shifting and reordering the pixels in turn took twice
+    as long (4 ms for a 1024 × 768 part the detector searches closer)."""
+    rgb: np.ndarray = np.take(_LEVELS, image_bgr.transpose(2, 0, 1)[::-1])
+    return rgb[None]
 
 
 #: A classifier trained on upright crops (`train.py classifier --upright`) reads dice whose

@@ -17,13 +17,20 @@ import pytest
 from vision.datasets import load_real, real_root
 from vision.detector import Candidate
 from vision.evaluation import evaluate
-from vision.models import CLASSIFIER_PATH, DETECTOR_PATH, EMBEDDER_PATH, REFINER_PATH
+from vision.models import (
+    CLASSIFIER_PATH,
+    DETECTOR_PATH,
+    EMBEDDER_PATH,
+    REFINER_PATH,
+    body_path,
+)
 from vision.preprocess import crop_die
 from vision.reader import Reader
 from vision.synth import random_scene, render
 
 pytestmark = pytest.mark.skipif(
-    not all(p.is_file() for p in (DETECTOR_PATH, REFINER_PATH, CLASSIFIER_PATH, EMBEDDER_PATH)),
+    not all(p.is_file() for p in (DETECTOR_PATH, body_path(DETECTOR_PATH), REFINER_PATH,
+                                  CLASSIFIER_PATH, EMBEDDER_PATH)),
     reason="models/*.onnx missing: run `make models`")
 
 #: Seeds for these tests: never used for training (1xx) or the eval sets (9xxxxx, 7xxxxx).
@@ -401,6 +408,31 @@ def test_the_detector_says_where_each_die_body_lies() -> None:
     # 90 % of 149 such dice in 30 scenes when the head was trained (80 % at 35°, 75 % at
     # 20°, where the offsets are smaller); the judge asks only where the other dice agree
     assert judged >= 30 and agree >= 0.8 * judged, (agree, judged)
+
+
+def test_a_detector_opens_only_with_the_body_head_made_with_it(tmp_path: Path) -> None:
+    """The body head ships beside the detector (vision.models.body_path); one that is
+    missing, or was trained on another detector's features, is a clear error, not wrong
+    offsets."""
+    import shutil
+
+    from vision.detector import OnnxDetector
+    from vision.models import ModelMissingError, body_path
+
+    detector = tmp_path / "detector.onnx"
+    shutil.copy(DETECTOR_PATH, detector)
+    with pytest.raises(ModelMissingError, match=r"detector\.body\.onnx is missing"):
+        OnnxDetector(detector)
+    onnx = pytest.importorskip("onnx")
+    head = onnx.load(str(body_path(DETECTOR_PATH)))
+    for entry in head.metadata_props:
+        if entry.key == "body_id":
+            entry.value = "another detector"
+    body_path(detector).write_bytes(head.SerializeToString())
+    with pytest.raises(ModelMissingError, match="not made with the detector beside it"):
+        OnnxDetector(detector)
+    shutil.copy(body_path(DETECTOR_PATH), body_path(detector))
+    assert OnnxDetector(detector).body is not None
 
 
 def test_the_refiner_puts_a_misplaced_find_back_on_the_top_face() -> None:

@@ -133,6 +133,20 @@ def test_detector_input_keeps_aspect_and_pads_to_32() -> None:
     assert x.shape[2] % 32 == 0 and x.shape[3] == 384
 
 
+def test_the_networks_read_each_level_as_they_learnt_it() -> None:
+    """RGB in [-0.5, 0.5] as training makes it (models/train.py: / 255 - 0.5), channels
+    first, from a part cut out of a larger picture too."""
+    from vision.preprocess import to_tensor
+
+    levels = np.arange(256, dtype=np.uint8)
+    image = np.stack([levels, levels[::-1], np.roll(levels, 7)], axis=1).reshape(16, 16, 3)
+    x = to_tensor(np.pad(image, ((2, 0), (3, 0), (0, 0)))[2:, 3:])
+    assert x.dtype == np.float32 and x.shape == (1, 3, 16, 16) and x.flags.c_contiguous
+    learnt = image[:, :, ::-1].astype(np.float32) / np.float32(255.0) - np.float32(0.5)
+    assert np.allclose(x[0], learnt.transpose(2, 0, 1), atol=1e-7)
+    assert x[0, 2, 0, 0] == np.float32(-0.5) and x.max() == np.float32(0.5)
+
+
 def test_a_die_found_in_pieces_is_searched_again_smaller() -> None:
     """A photo close to a die (800 px wide): the coarse search sees it whole, 400 px; the
     first search found its pips (60 px) as dice."""
@@ -1412,6 +1426,7 @@ def detector_on(session: object) -> OnnxDetector:
     detector = OnnxDetector.__new__(OnnxDetector)
     detector.session = session  # type: ignore[assignment]
     detector.threshold = 0.3
+    detector.body = None
     detector.outputs = ["out"]
     return detector
 
