@@ -250,8 +250,9 @@ class OnnxDetector:
                  threads: int = 1) -> None:
         self.session = open_session(path, threads)
         self.threshold = threshold
-        #: Detectors made before the body head (models/train.py body), or tuned since, have
-        #: none.
+        #: A detector without the outputs its body head reads (made before the head,
+        #: `models/train.py body`, tuned since, or with the head inside it as before
+        #: 2026-12-02) is read without body offsets.
         self.body: BodyOffsets | None = None
         self.outputs = ["out"]
         if set(BODY_INPUTS) <= {o.name for o in self.session.get_outputs()}:
