@@ -48,15 +48,20 @@ def detector_tensor(image_bgr: np.ndarray) -> np.ndarray:
 
 
 #: Each grey level as the networks read it, `level / 255 - 0.5` in float32.
-_LEVELS = np.arange(256, dtype=np.float32) * np.float32(1.0 / 255.0) - np.float32(0.5)
+_LEVELS = (np.arange(256, dtype=np.float32) * np.float32(1.0 / 255.0)
+           - np.float32(0.5)).reshape(1, 256)
 
 
 def to_tensor(image_bgr: np.ndarray) -> np.ndarray:
-    """BGR uint8 HxWx3 → RGB float32 1x3xHxW in [-0.5, 0.5]. Looked up level by level, in
-    one pass: converting, scaling, shifting and reordering the pixels in turn took twice
-    as long (4 ms for a 1024 × 768 part the detector searches closer)."""
-    rgb: np.ndarray = np.take(_LEVELS, image_bgr.transpose(2, 0, 1)[::-1])
-    return rgb[None]
+    """BGR uint8 HxWx3 → RGB float32 1x3xHxW in [-0.5, 0.5]. Each channel's levels looked
+    up straight into its plane: converting, scaling, shifting and reordering the pixels in
+    turn took four times as long (4 ms for a 1024 × 768 part the detector searches
+    closer; numpy's `take` twice as long)."""
+    blue, green, red = cv2.split(image_bgr)
+    rgb = np.empty((1, 3, *image_bgr.shape[:2]), np.float32)
+    for plane, channel in zip(rgb[0], (red, green, blue), strict=True):
+        cv2.LUT(channel, _LEVELS, dst=plane)
+    return rgb
 
 
 #: A classifier trained on upright crops (`train.py classifier --upright`) reads dice whose
