@@ -417,7 +417,7 @@ def test_a_detector_opens_only_with_the_body_head_made_with_it(tmp_path: Path) -
     import shutil
 
     from vision.detector import OnnxDetector
-    from vision.models import ModelMissingError, body_path
+    from vision.models import ModelMissingError
 
     detector = tmp_path / "detector.onnx"
     shutil.copy(DETECTOR_PATH, detector)
