@@ -46,8 +46,8 @@ MORE_SETS = [
     ("synth-train-animals-b", "animals", 1500, 105),
     ("synth-train-mixed-b", "mixed", 1000, 106),
 ]
-#: The steps that train on MORE_SETS too.
-ON_MORE_SETS = ("classifier", "detector", "detector-tune", "body")
+#: The steps that train on MORE_SETS too (and the classifier's quantization calibrates on).
+ON_MORE_SETS = ("classifier", "classifier-int8", "detector", "detector-tune", "body")
 #: The scenes whose dice are hardest to find — on a printed cloth or in a noisy picture,
 #: about one in seven — among this many of its seed: the trained detector is tuned on
 #: them (`train.py detector-tune`; models/README.md, "The detector tuned on the scenes it
@@ -206,6 +206,7 @@ def main() -> int:
                                        "classifier", "embedder", "whiten", "judge"],
                     default=None, help="one step (detector: tuned, with its body head; "
                     "detector-tune: models/detector.onnx tuned further, with a new body head; "
+                    "classifier: trained, then put in 8-bit integers; "
                     "embedder: with its whitening; after a network, run --only judge: the "
                     "judge's doubt belongs to the networks)")
     args = ap.parse_args()
@@ -255,6 +256,10 @@ def main() -> int:
             return [*train, "classifier", *common, "--out", str(MODELS / "classifier.onnx"),
                     "--steps", str(args.classifier_steps), "--batch", "32", "--seed", "12",
                     "--hard-negatives", str(MODELS / "detector.onnx"), "--upright"]
+        if step == "classifier-int8":  # models/README.md, "The classifier in 8-bit integers"
+            return [*train, "classifier-int8", *common, "--classifier",
+                    str(MODELS / "classifier.onnx"), "--out", str(MODELS / "classifier.onnx"),
+                    "--seed", "16"]
         if step == "pool-crops":  # the embedder's own scenes, painted with the art pool
             return [*train, "pool-crops", "--identity-pool", str(art_pool()),
                     "--identity-scenes", str(args.embedder_scenes), "--threads",
@@ -266,6 +271,7 @@ def main() -> int:
     if args.only:
         steps = {"detector": ("detector", "detector-tune", "body"),
                  "detector-tune": ("detector-tune", "body"),
+                 "classifier": ("classifier", "classifier-int8"),
                  "embedder": ("pool-crops", "embedder")}
         for step in steps.get(args.only, (args.only,)):
             subprocess.run(command(step, threads=2), check=True, cwd=ROOT)
@@ -290,7 +296,9 @@ def main() -> int:
                   needs=("detector",)),
              Step("classifier", [*command("classifier", threads=1),
                                  "--threads-on-signal", "2"],
-                  needs=("detector-tune",), widens=True)],
+                  needs=("detector-tune",), widens=True),
+             Step("classifier-int8", command("classifier-int8", threads=1),
+                  needs=("classifier",))],
             [Step("pool-crops", command("pool-crops", threads=1)),
              Step("refiner", command("refiner", threads=1)),
              Step("embedder", command("embedder", threads=1)),

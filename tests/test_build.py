@@ -265,6 +265,57 @@ def test_the_classifier_trains_in_the_cpus_precision_and_exports_float32(
                                      ["value", "quality"], {"crops": {0: "n"}})
 
 
+def test_the_classifier_in_8_bit_integers_reads_like_the_float_one_and_is_not_quantized_twice(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """`train.py classifier-int8` calibrates on crops of the training scenes and writes the
+    classifier with its convolutions in 8-bit integers, the first one and the linear layers
+    in float32, its metadata kept: it reads the crops as the float file does, and the
+    reader opens it. A file in 8-bit integers already is refused in one line."""
+    torch = pytest.importorskip("torch")
+    import onnx
+    import onnxruntime as ort
+    import train
+
+    from vision.classifier import OnnxClassifier
+    from vision.preprocess import CROP_SIZE
+
+    monkeypatch.setattr(build, "DATA", tmp_path)
+    scenes = build.generate("tiny", "mixed", 4, 5, workers=1)
+    rng = np.random.default_rng(0)
+    crops = rng.integers(0, 256, (32, CROP_SIZE, CROP_SIZE, 3), dtype=np.uint8)
+    values = rng.integers(-1, 12, 32).astype(np.int64)
+    quality = rng.integers(0, 5, 32).astype(np.int64)
+    net = train.train_classifier(crops, values, quality, steps=20, batch=16, seed=3, width=8)
+    plain = tmp_path / "classifier.onnx"
+    train.export(net, torch.zeros(2, 3, CROP_SIZE, CROP_SIZE), plain, ["crops"],
+                 ["value", "quality"], {"crops": {0: "n"}},
+                 {"faces": json.dumps(train.FACES), "quality": json.dumps(train.QUALITY),
+                  "upright": "1"})
+    int8 = tmp_path / "int8.onnx"
+    args = ["classifier-int8", "--data", str(scenes), "--classifier", str(plain), "--seed", "1"]
+    assert train.main([*args, "--out", str(int8)]) == 0
+
+    model = onnx.load(str(int8))
+    quantized = {n.input[0] for n in model.graph.node if n.op_type == "QuantizeLinear"}
+    convs = [n for n in model.graph.node if n.op_type == "Conv"]
+    assert convs[0].input[0] == "crops"  # the first convolution reads the crops themselves
+    assert all(n.input[0].endswith("_DequantizeLinear_Output") for n in convs[1:])
+    assert not any(name.startswith(("/embed", "/value", "/quality")) for name in quantized)
+    meta = {p.key: p.value for p in model.metadata_props}
+    assert meta["upright"] == "1" and json.loads(meta[train.INT8_KEY])["seed"] == 1
+
+    x = train.crops_to_tensor(crops).numpy()
+    want = ort.InferenceSession(str(plain)).run(["value"], {"crops": x})[0]
+    got = ort.InferenceSession(str(int8)).run(["value"], {"crops": x})[0]
+    assert np.abs(got - want).max() < 0.1 * np.abs(want).max()
+    assert (got.argmax(axis=1) == want.argmax(axis=1)).mean() >= 0.9
+    assert OnnxClassifier(int8).classify(list(crops[:3])).value.shape == (3, 12)
+
+    with pytest.raises(SystemExit) as refused:
+        train.main([*args[:4], "--classifier", str(int8), "--out", str(tmp_path / "q2.onnx")])
+    assert refused.value.code == 2 and not (tmp_path / "q2.onnx").exists()
+
+
 def test_the_detector_trains_in_the_cpus_precision_and_exports_float32(
         tmp_path: Path) -> None:
     """`train.py detector` also trains under bfloat16 autocast where the CPU has it, its
