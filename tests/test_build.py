@@ -266,7 +266,8 @@ def test_the_classifier_trains_in_the_cpus_precision_and_exports_float32(
 
 
 def test_the_classifier_in_8_bit_integers_reads_like_the_float_one_and_is_not_quantized_twice(
-        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+        capsys: pytest.CaptureFixture[str]) -> None:
     """`train.py classifier-int8` calibrates on crops of the training scenes and writes the
     classifier with its convolutions in 8-bit integers, the first one and the linear layers
     in float32, its metadata kept: it reads the crops as the float file does, and the
@@ -312,8 +313,9 @@ def test_the_classifier_in_8_bit_integers_reads_like_the_float_one_and_is_not_qu
     assert OnnxClassifier(int8).classify(list(crops[:3])).value.shape == (3, 12)
 
     with pytest.raises(SystemExit) as refused:
-        train.main([*args[:4], "--classifier", str(int8), "--out", str(tmp_path / "q2.onnx")])
+        train.main([*args[:3], "--classifier", str(int8), "--out", str(tmp_path / "q2.onnx")])
     assert refused.value.code == 2 and not (tmp_path / "q2.onnx").exists()
+    assert "in 8-bit integers already" in capsys.readouterr().err
 
 
 def test_the_detector_trains_in_the_cpus_precision_and_exports_float32(
