@@ -206,7 +206,7 @@ def main() -> int:
                                        "classifier", "embedder", "whiten", "judge"],
                     default=None, help="one step (detector: tuned, with its body head; "
                     "detector-tune: models/detector.onnx tuned further, with a new body head; "
-                    "classifier: trained, then put in 8-bit integers; "
+                    "classifier, refiner: trained, then put in 8-bit integers; "
                     "embedder: with its whitening; after a network, run --only judge: the "
                     "judge's doubt belongs to the networks)")
     args = ap.parse_args()
@@ -260,6 +260,9 @@ def main() -> int:
             return [*train, "classifier-int8", *common, "--classifier",
                     str(MODELS / "classifier.onnx"), "--out", str(MODELS / "classifier.onnx"),
                     "--seed", "16"]
+        if step == "refiner-int8":  # models/README.md, "The centre refiner in 8-bit integers"
+            return [*train, "refiner-int8", *common, "--refiner", str(MODELS / "refiner.onnx"),
+                    "--out", str(MODELS / "refiner.onnx"), "--seed", "17"]
         if step == "pool-crops":  # the embedder's own scenes, painted with the art pool
             return [*train, "pool-crops", "--identity-pool", str(art_pool()),
                     "--identity-scenes", str(args.embedder_scenes), "--threads",
@@ -272,6 +275,7 @@ def main() -> int:
         steps = {"detector": ("detector", "detector-tune", "body"),
                  "detector-tune": ("detector-tune", "body"),
                  "classifier": ("classifier", "classifier-int8"),
+                 "refiner": ("refiner", "refiner-int8"),
                  "embedder": ("pool-crops", "embedder")}
         for step in steps.get(args.only, (args.only,)):
             subprocess.run(command(step, threads=2), check=True, cwd=ROOT)
@@ -301,6 +305,7 @@ def main() -> int:
                   needs=("classifier",))],
             [Step("pool-crops", command("pool-crops", threads=1)),
              Step("refiner", command("refiner", threads=1)),
+             Step("refiner-int8", command("refiner-int8", threads=1)),
              Step("embedder", command("embedder", threads=1)),
              Step("whiten", whiten),
              Step("body", command("body", threads=1), needs=("detector-tune",))],

@@ -273,7 +273,6 @@ def test_the_classifier_in_8_bit_integers_reads_like_the_float_one_and_is_not_qu
     in float32, its metadata kept: it reads the crops as the float file does, and the
     reader opens it. A file in 8-bit integers already is refused in one line."""
     torch = pytest.importorskip("torch")
-    import onnx
     import onnxruntime as ort
     import train
 
@@ -296,24 +295,82 @@ def test_the_classifier_in_8_bit_integers_reads_like_the_float_one_and_is_not_qu
     args = ["classifier-int8", "--data", str(scenes), "--classifier", str(plain), "--seed", "1"]
     assert train.main([*args, "--out", str(int8)]) == 0
 
-    model = onnx.load(str(int8))
-    quantized = {n.input[0] for n in model.graph.node if n.op_type == "QuantizeLinear"}
-    convs = [n for n in model.graph.node if n.op_type == "Conv"]
-    assert convs[0].input[0] == "crops"  # the first convolution reads the crops themselves
-    assert all(n.input[0].endswith("_DequantizeLinear_Output") for n in convs[1:])
-    assert not any(name.startswith(("/embed", "/value", "/quality")) for name in quantized)
-    meta = {p.key: p.value for p in model.metadata_props}
+    meta = _in_8_bit_integers_with_float(int8, ("/embed", "/value", "/quality"))
     assert meta["upright"] == "1" and json.loads(meta[train.INT8_KEY])["seed"] == 1
 
     x = train.crops_to_tensor(crops).numpy()
-    want = ort.InferenceSession(str(plain)).run(["value"], {"crops": x})[0]
-    got = ort.InferenceSession(str(int8)).run(["value"], {"crops": x})[0]
+    want, got = (ort.InferenceSession(str(f)).run(["value"], {"crops": x})[0]
+                 for f in (plain, int8))
     assert np.abs(got - want).max() < 0.1 * np.abs(want).max()
     assert (got.argmax(axis=1) == want.argmax(axis=1)).mean() >= 0.9
     assert OnnxClassifier(int8).classify(list(crops[:3])).value.shape == (3, 12)
+    _refused_in_8_bit_integers_already([*args[:3], "--classifier", str(int8)], tmp_path,
+                                       capsys)
+
+
+def test_the_refiner_in_8_bit_integers_moves_finds_like_the_float_one(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+        capsys: pytest.CaptureFixture[str]) -> None:
+    """`train.py refiner-int8` likewise: the refiner's convolutions but the first in 8-bit
+    integers, its linear layers in float32; its moves are the float file's within a
+    hundredth of a die size on most crops, and the reader opens it."""
+    torch = pytest.importorskip("torch")
+    import onnxruntime as ort
+    import train
+
+    from vision.detector import Candidate
+    from vision.preprocess import CROP_SIZE
+    from vision.refiner import OnnxRefiner
+
+    monkeypatch.setattr(build, "DATA", tmp_path)
+    scenes = build.generate("tiny", "mixed", 4, 5, workers=1)
+    crops, targets = train.refiner_crops(train.iter_scenes([scenes], None),
+                                         np.random.default_rng(0), 2, 0)
+    net = train.train_refiner(crops, targets, steps=20, batch=16, seed=3, width=8)
+    plain = tmp_path / "refiner.onnx"
+    train.export(net, torch.zeros(2, 3, CROP_SIZE, CROP_SIZE), plain, ["crops"], ["refine"],
+                 {"crops": {0: "n"}}, {"width": "8"})
+    int8 = tmp_path / "int8.onnx"
+    args = ["refiner-int8", "--data", str(scenes), "--refiner", str(plain), "--seed", "2"]
+    assert train.main([*args, "--out", str(int8)]) == 0
+
+    meta = _in_8_bit_integers_with_float(int8, ("/hidden", "/out"))
+    assert meta["width"] == "8" and json.loads(meta[train.INT8_KEY])["seed"] == 2
+
+    x = train.crops_to_tensor(crops).numpy()
+    want, got = (ort.InferenceSession(str(f)).run(["refine"], {"crops": x})[0]
+                 for f in (plain, int8))
+    assert float(np.median(np.abs(got - want))) < 0.01
+    assert np.abs(got - want).max() < 0.1 * max(np.abs(want).max(), 0.1)
+    frame = np.full((240, 320, 3), 90, np.uint8)
+    (moved,) = OnnxRefiner(int8).refine(frame, [Candidate(160, 120, (150, 110, 170, 130), 0.9)])
+    assert isinstance(moved, Candidate)
+    _refused_in_8_bit_integers_already([*args[:3], "--refiner", str(int8)], tmp_path, capsys)
+
+
+def _in_8_bit_integers_with_float(path: Path, float_layers: tuple[str, ...]) -> dict[str, str]:
+    """Checks that the crop network at `path` has every convolution but the first (which
+    reads the crops themselves) fed in 8-bit integers and nothing of `float_layers`
+    quantized; its metadata."""
+    import onnx
+
+    model = onnx.load(str(path))
+    quantized = {n.input[0] for n in model.graph.node if n.op_type == "QuantizeLinear"}
+    convs = [n for n in model.graph.node if n.op_type == "Conv"]
+    assert convs[0].input[0] == "crops"
+    assert all(n.input[0].endswith("_DequantizeLinear_Output") for n in convs[1:])
+    assert not any(name.startswith(float_layers) for name in quantized)
+    return {p.key: p.value for p in model.metadata_props}
+
+
+def _refused_in_8_bit_integers_already(args: list[str], tmp_path: Path,
+                                       capsys: pytest.CaptureFixture[str]) -> None:
+    """`train.main(args)`, given a network in 8-bit integers already, refuses in one line
+    and writes nothing."""
+    import train
 
     with pytest.raises(SystemExit) as refused:
-        train.main([*args[:3], "--classifier", str(int8), "--out", str(tmp_path / "q2.onnx")])
+        train.main([*args, "--out", str(tmp_path / "q2.onnx")])
     assert refused.value.code == 2 and not (tmp_path / "q2.onnx").exists()
     assert "in 8-bit integers already" in capsys.readouterr().err
 

@@ -27,6 +27,7 @@ from vision.detector import (
 )
 from vision.judge import Judge
 from vision.preprocess import (
+    DETECTOR_LONG_SIDE,
     DETECTOR_STRIDE,
     contrast_over_noise,
     crop_die,
@@ -1466,6 +1467,35 @@ def test_detector_looks_again_at_small_dice(die_px: int, passes: int) -> None:
         assert shapes[1][3] < 0.75 * 1600 * scale  # a part of the frame, not all of it
     assert (found.x, found.y) == (pytest.approx(1200, abs=2), pytest.approx(300, abs=2))
     assert found.size == pytest.approx(die_px, rel=0.1)
+
+
+@pytest.mark.parametrize(("frame_w", "frame_h", "closer"), [
+    (800, 600, 800),    # enlarged to MAX_LONG_SIDE it would gain no pixels: its own size
+    (810, 600, 832),    # its own long side, rounded up to the network's stride of 32
+    (1600, 1200, MAX_LONG_SIDE),  # shrunk: MAX_LONG_SIDE bounds it
+])
+def test_the_search_closer_never_enlarges_a_frame_beyond_its_own_pixels(
+        monkeypatch: pytest.MonkeyPatch, frame_w: int, frame_h: int, closer: int) -> None:
+    import vision.detector
+
+    long_sides: list[int] = []
+    real = vision.detector.detector_image
+
+    def spied(frame: np.ndarray, long_side: int = DETECTOR_LONG_SIDE
+              ) -> tuple[np.ndarray, float]:
+        long_sides.append(long_side)
+        return real(frame, long_side)
+
+    monkeypatch.setattr(vision.detector, "detector_image", spied)
+    # a die 7 detector pixels across at the first search: TARGET_DIE would want the frame
+    # over 1500 px long
+    die_px = round(7 * frame_w / DETECTOR_LONG_SIDE)
+    frame = np.zeros((frame_h, frame_w, 3), np.uint8)
+    frame[300 - die_px // 2:300 + die_px // 2, 400 - die_px // 2:400 + die_px // 2] = 255
+    (found,) = detector_on(FakeSession()).detect(frame)
+    # the first search, its coarse searches, the search closer, the search for more
+    assert long_sides == [DETECTOR_LONG_SIDE, 128, 96, closer, 640]
+    assert (found.x, found.y) == (pytest.approx(400, abs=2), pytest.approx(300, abs=2))
 
 
 class FixedFindsSession:
