@@ -206,8 +206,8 @@ def main() -> int:
                                        "classifier", "embedder", "whiten", "judge"],
                     default=None, help="one step (detector: tuned, with its body head; "
                     "detector-tune: models/detector.onnx tuned further, with a new body head; "
-                    "classifier, refiner: trained, then put in 8-bit integers; "
-                    "embedder: with its whitening; after a network, run --only judge: the "
+                    "classifier, refiner, embedder: trained, then put in 8-bit integers, "
+                    "the embedder whitened; after a network, run --only judge: the "
                     "judge's doubt belongs to the networks)")
     args = ap.parse_args()
     start = time.time()
@@ -267,6 +267,10 @@ def main() -> int:
             return [*train, "pool-crops", "--identity-pool", str(art_pool()),
                     "--identity-scenes", str(args.embedder_scenes), "--threads",
                     str(threads), "--seed", "13", "--out", str(POOL_CROPS)]
+        if step == "embedder-int8":  # models/README.md, "The embedder in 8-bit integers"
+            return [*train, "embedder-int8", *common, "--embedder",
+                    str(MODELS / "embedder.onnx"), "--out", str(MODELS / "embedder.onnx"),
+                    "--seed", "18"]
         return [*train, "embedder", *common, "--pool-crops", str(POOL_CROPS), "--width",
                 str(args.embedder_width), "--out", str(MODELS / "embedder.onnx"), "--steps",
                 str(args.embedder_steps), "--batch", "32", "--seed", "13"]
@@ -276,7 +280,7 @@ def main() -> int:
                  "detector-tune": ("detector-tune", "body"),
                  "classifier": ("classifier", "classifier-int8"),
                  "refiner": ("refiner", "refiner-int8"),
-                 "embedder": ("pool-crops", "embedder")}
+                 "embedder": ("pool-crops", "embedder", "embedder-int8")}
         for step in steps.get(args.only, (args.only,)):
             subprocess.run(command(step, threads=2), check=True, cwd=ROOT)
         shutil.rmtree(SAMPLES_CACHE, ignore_errors=True)
@@ -307,6 +311,7 @@ def main() -> int:
              Step("refiner", command("refiner", threads=1)),
              Step("refiner-int8", command("refiner-int8", threads=1)),
              Step("embedder", command("embedder", threads=1)),
+             Step("embedder-int8", command("embedder-int8", threads=1)),
              Step("whiten", whiten),
              Step("body", command("body", threads=1), needs=("detector-tune",))],
         ])

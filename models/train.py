@@ -15,6 +15,8 @@ export them to ONNX.
     python models/train.py pool-crops --identity-pool POOL --out data/pool-crops.npz
     python models/train.py embedder --data DIR [DIR ...] --real Train \
         --pool-crops data/pool-crops.npz --out models/embedder.onnx
+    python models/train.py embedder-int8 --data DIR [DIR ...] --real Train \
+        --embedder models/embedder.onnx --out models/embedder.onnx
 
 Data folders hold images and `labels.jsonl` (vision/reading.py); `--real Train` adds the
 real photos' training split (never Valid). Everything is seeded: the same inputs give the
@@ -906,21 +908,27 @@ INT8_FLOAT_NODES = ("/features/features.0/features.0.0/Conv", "/ReduceMean", "/e
 #: its linear layers stay in float32 as the classifier's.
 REFINER_INT8_FLOAT_NODES = ("/features/features.0/features.0.0/Conv", "/hidden/Gemm",
                             "/Relu", "/out/Gemm")
+#: And the embedder's (`embedder-int8`), before its whitening (models/whiten_embedder.py,
+#: which make models runs after it, fits the whitening to the 8-bit network): its first
+#: convolution, its pooling and its linear layer stay in float32; so does a whitening an
+#: earlier run wrote (whiten it again after).
+EMBEDDER_INT8_FLOAT_NODES = ("/features/features.0/features.0.0/Conv", "/ReduceMean",
+                             "/embed/Gemm", "whitening")
 #: The activations' ranges are calibrated on this many crops cut as for training (for the
-#: classifier one per die and one that shows no die per scene; for the refiner one per
-#: die), from every CALIBRATION_EVERY-th training scene.
+#: classifier one per die and one that shows no die per scene; for the refiner and the
+#: embedder one per die), from every CALIBRATION_EVERY-th training scene.
 CALIBRATION_CROPS = 4096
 CALIBRATION_EVERY = 8
 #: A network in 8-bit integers says how it was calibrated under this metadata key;
-#: `classifier-int8` and `refiner-int8` refuse such a file.
+#: `classifier-int8`, `refiner-int8` and `embedder-int8` refuse such a file.
 INT8_KEY = "int8"
 
 
 def quantized(model: onnx.ModelProto, crops: np.ndarray, float_nodes: Sequence[str],
               seed: int) -> onnx.ModelProto:
-    """`model` (a float32 crop network: the classifier or the refiner, input "crops") with
-    its convolutions in 8-bit integers except `float_nodes`, the ranges of their inputs
-    calibrated on CALIBRATION_CROPS of `crops` (N x H x W x 3, BGR)."""
+    """`model` (a float32 crop network: the classifier, the refiner or the embedder, input
+    "crops") with its convolutions in 8-bit integers except `float_nodes`, the ranges of
+    their inputs calibrated on CALIBRATION_CROPS of `crops` (N x H x W x 3, BGR)."""
     import tempfile
 
     from onnxruntime.quantization import (
@@ -986,10 +994,10 @@ def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("model", choices=["detector", "detector-tune", "body", "classifier",
                                       "classifier-int8", "refiner", "refiner-int8", "embedder",
-                                      "pool-crops"],
+                                      "embedder-int8", "pool-crops"],
                     help="detector-tune: train --detector further, partly on --hard scenes; "
-                         "classifier-int8, refiner-int8: --classifier, --refiner in 8-bit "
-                         "integers; "
+                         "classifier-int8, refiner-int8, embedder-int8: --classifier, "
+                         "--refiner, --embedder in 8-bit integers; "
                          "pool-crops: render the embedder's scenes of dice painted with the "
                          "art pool and write their crops (--out FILE.npz) for the embedder")
     ap.add_argument("--data", type=Path, nargs="+", default=[])
@@ -1011,6 +1019,8 @@ def main(argv: list[str] | None = None) -> int:
                     help="classifier-int8: the trained (float32) classifier to quantize")
     ap.add_argument("--refiner", type=Path, default=None, metavar="REFINER.onnx",
                     help="refiner-int8: the trained (float32) centre refiner to quantize")
+    ap.add_argument("--embedder", type=Path, default=None, metavar="EMBEDDER.onnx",
+                    help="embedder-int8: the trained (float32) embedder to quantize")
     ap.add_argument("--hard", type=Path, nargs="+", default=[], metavar="DIR",
                     help="detector-tune: the scenes to tune on (build.py's HARD_SET)")
     ap.add_argument("--identity-pool", type=Path, default=None, metavar="DIR",
@@ -1090,8 +1100,9 @@ def main(argv: list[str] | None = None) -> int:
         # negatives in `make models`) finds the head that fits it, or a detector without one.
         save(body, body_path(args.out), meta)
         save(with_features, args.out, meta)
-    elif args.model in ("classifier-int8", "refiner-int8"):
-        network = args.classifier if args.model == "classifier-int8" else args.refiner
+    elif args.model in ("classifier-int8", "refiner-int8", "embedder-int8"):
+        network = {"classifier-int8": args.classifier, "refiner-int8": args.refiner,
+                   "embedder-int8": args.embedder}[args.model]
         if not network:
             ap.error(f"{args.model} needs --{args.model.removesuffix('-int8')}")
         trained = onnx.load(str(network))
@@ -1105,12 +1116,17 @@ def main(argv: list[str] | None = None) -> int:
                                            negatives_per_scene=1,
                                            turn_upright=meta.get("upright") == "1")
             float_nodes = INT8_FLOAT_NODES
-        else:
+        elif args.model == "refiner-int8":
             crops, _ = refiner_crops(calibration, rng, per_synth_die=1, per_real_die=1)
             float_nodes = REFINER_INT8_FLOAT_NODES
+        else:
+            crops, _, _ = classifier_crops(calibration, rng, per_synth_die=1, per_real_die=1,
+                                           negatives_per_scene=0)
+            float_nodes = EMBEDDER_INT8_FLOAT_NODES
         log(f"{len(crops)} calibration crops")
         save(quantized(trained, crops, float_nodes, args.seed), args.out,
-             {INT8_KEY: json.dumps({"seed": args.seed, "crops": CALIBRATION_CROPS,
+             {INT8_KEY: json.dumps({"seed": args.seed,
+                                    "crops": min(len(crops), CALIBRATION_CROPS),
                                     "every": CALIBRATION_EVERY})})
     elif args.model == "refiner":
         crops, targets = refiner_crops(scenes, np.random.default_rng(args.seed),

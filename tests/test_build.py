@@ -348,6 +348,40 @@ def test_the_refiner_in_8_bit_integers_moves_finds_like_the_float_one(
     _refused_in_8_bit_integers_already([*args[:3], "--refiner", str(int8)], tmp_path, capsys)
 
 
+def test_the_embedder_in_8_bit_integers_embeds_like_the_float_one(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+        capsys: pytest.CaptureFixture[str]) -> None:
+    """`train.py embedder-int8` likewise: the embedder's convolutions but the first in 8-bit
+    integers, its pooling and linear layer in float32; its embeddings point where the float
+    file's do, and the reader's embedder opens it."""
+    torch = pytest.importorskip("torch")
+    import train
+
+    from vision.embedder import OnnxEmbedder
+    from vision.preprocess import CROP_SIZE
+
+    monkeypatch.setattr(build, "DATA", tmp_path)
+    scenes = build.generate("tiny", "mixed", 4, 5, workers=1)
+    crops, values, _ = train.classifier_crops(train.iter_scenes([scenes], None),
+                                              np.random.default_rng(0), 2, 0, 0)
+    crops, values = crops[values >= 0], values[values >= 0]
+    net = train.train_embedder(crops, values, steps=20, batch=16, seed=3, width=8)
+    plain = tmp_path / "embedder.onnx"
+    train.export(net, torch.zeros(2, 3, CROP_SIZE, CROP_SIZE), plain, ["crops"],
+                 ["embedding"], {"crops": {0: "n"}}, {"embed_dim": str(train.EMBED_DIM)})
+    int8 = tmp_path / "int8.onnx"
+    args = ["embedder-int8", "--data", str(scenes), "--embedder", str(plain), "--seed", "3"]
+    assert train.main([*args, "--out", str(int8)]) == 0
+
+    meta = _in_8_bit_integers_with_float(int8, ("/ReduceMean", "/embed"))
+    assert meta["embed_dim"] == str(train.EMBED_DIM)
+    assert json.loads(meta[train.INT8_KEY])["seed"] == 3
+    want, got = (OnnxEmbedder(f, views=1).embed(list(crops)) for f in (plain, int8))
+    assert got.shape == want.shape == (len(crops), train.EMBED_DIM)
+    assert float(np.median((got * want).sum(axis=1))) > 0.99
+    _refused_in_8_bit_integers_already([*args[:3], "--embedder", str(int8)], tmp_path, capsys)
+
+
 def _in_8_bit_integers_with_float(path: Path, float_layers: tuple[str, ...]) -> dict[str, str]:
     """Checks that the crop network at `path` has every convolution but the first (which
     reads the crops themselves) fed in 8-bit integers and nothing of `float_layers`
