@@ -52,8 +52,9 @@ UNSURE_SHARE = 0.25
 #: tables, 33–100 % on five second tables.
 UNFAMILIAR_SHARE = 0.25
 #: A set holding this many dice learns no more: each learning adds about 50 dice (some
-#: 3 MB), which a set taught again after a model update must embed anew (about 25 s here
-#: for 200 dice, minutes on a Pi). Teaching it anew starts it afresh.
+#: 3 MB), which a set must embed anew after a model update (about 9 s here for 200 dice
+#: with the embedder in 8-bit integers, 20 s in float32; several times that on a Pi).
+#: Teaching it anew starts it afresh.
 MAX_DICE = 200
 #: Dice flagged so are not taught: they do not show their top face alone, or whole.
 NOT_TAUGHT = ("tilted", "stacked", "cut")
