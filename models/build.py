@@ -53,6 +53,10 @@ ON_MORE_SETS = ("classifier", "classifier-int8", "detector", "detector-tune", "b
 #: them (`train.py detector-tune`; models/README.md, "The detector tuned on the scenes it
 #: finds dice in worst").
 HARD_SET = ("synth-train-hard", "mixed", 11500, 120)
+#: The steps that put a trained network in 8-bit integers, and their calibration seeds
+#: (models/README.md, "The classifier in 8-bit integers", "The centre refiner in 8-bit
+#: integers", "The embedder in 8-bit integers").
+INT8_SEEDS = {"classifier-int8": 16, "refiner-int8": 17, "embedder-int8": 18}
 #: (folder, kind, count, seed): the validation scenes, never trained on: the judge's doubt
 #: (fit_judge.py) and the embedder's whitening (whiten_embedder.py) are fitted on them.
 VALIDATION_SETS = [
@@ -256,21 +260,14 @@ def main() -> int:
             return [*train, "classifier", *common, "--out", str(MODELS / "classifier.onnx"),
                     "--steps", str(args.classifier_steps), "--batch", "32", "--seed", "12",
                     "--hard-negatives", str(MODELS / "detector.onnx"), "--upright"]
-        if step == "classifier-int8":  # models/README.md, "The classifier in 8-bit integers"
-            return [*train, "classifier-int8", *common, "--classifier",
-                    str(MODELS / "classifier.onnx"), "--out", str(MODELS / "classifier.onnx"),
-                    "--seed", "16"]
-        if step == "refiner-int8":  # models/README.md, "The centre refiner in 8-bit integers"
-            return [*train, "refiner-int8", *common, "--refiner", str(MODELS / "refiner.onnx"),
-                    "--out", str(MODELS / "refiner.onnx"), "--seed", "17"]
+        if step in INT8_SEEDS:  # the trained network's file put in 8-bit integers in place
+            network = MODELS / f"{step.removesuffix('-int8')}.onnx"
+            return [*train, step, *common, f"--{network.stem}", str(network), "--out",
+                    str(network), "--seed", str(INT8_SEEDS[step])]
         if step == "pool-crops":  # the embedder's own scenes, painted with the art pool
             return [*train, "pool-crops", "--identity-pool", str(art_pool()),
                     "--identity-scenes", str(args.embedder_scenes), "--threads",
                     str(threads), "--seed", "13", "--out", str(POOL_CROPS)]
-        if step == "embedder-int8":  # models/README.md, "The embedder in 8-bit integers"
-            return [*train, "embedder-int8", *common, "--embedder",
-                    str(MODELS / "embedder.onnx"), "--out", str(MODELS / "embedder.onnx"),
-                    "--seed", "18"]
         return [*train, "embedder", *common, "--pool-crops", str(POOL_CROPS), "--width",
                 str(args.embedder_width), "--out", str(MODELS / "embedder.onnx"), "--steps",
                 str(args.embedder_steps), "--batch", "32", "--seed", "13"]
