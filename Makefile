@@ -11,7 +11,7 @@ BROWSER_STAMP := $(VENV)/.installed-browser
 APT_INSTALL = SUDO=$$( [ "$$(id -u)" = 0 ] || echo sudo ); $$SUDO apt-get update -qq && \
 	$$SUDO apt-get install -y -qq
 
-.PHONY: run test lint typecheck unit models eval bench clean
+.PHONY: run test lint typecheck unit models eval bench soak clean
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -62,6 +62,11 @@ eval: $(TEST_STAMP)
 
 bench: $(STAMP)
 	$(BIN)/python models/bench.py
+
+# The table left running on the demo camera for an hour (SOAK_MINUTES): does it hold?
+SOAK_MINUTES ?= 60
+soak: $(STAMP)
+	$(BIN)/python tests/soak.py --minutes $(SOAK_MINUTES)
 
 clean:
 	rm -rf $(VENV) build *.egg-info .pytest_cache .mypy_cache .ruff_cache
