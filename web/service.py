@@ -18,6 +18,7 @@ import random
 import re
 import threading
 import time
+from collections import OrderedDict
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
@@ -34,10 +35,12 @@ from game.board import Game
 from game.core import Announce, Entry, Face, Throw
 from game.rules import RULESETS, VARIANTS, Rules
 from vision.reading import count_problem, counted, die_problem, looks_like, teach_again
-from web.store import Event, StaleVersionError, Store
+from web.store import Event, GameRow, StaleVersionError, Store
 
 DICE = 5
 MAX_THROWS = 3
+#: Games other than the one on the table kept rebuilt for the next look (`_replayed`).
+REPLAYED_KEPT = 8
 #: Kinds a phone (or the API) may post to a game; each has its own payload check below.
 CHANGE_KINDS = ("throw", "correct", "accept", "dismiss", "announce", "enter", "undo", "players")
 COLUMN_KINDS = ("down", "up", "announce", "free")
@@ -507,7 +510,14 @@ class TableService:
         self.turn_listeners: list[Callable[[], None]] = []
         #: Told of each throw entered in a box (the dice people checked: web.learn).
         self.scored_listeners: list[Callable[[Scored], None]] = []
-        self._replay_cache: dict[int, tuple[int, TableState]] = {}
+        #: The games last rebuilt for a look at them (detail, record, rematch), the newest
+        #: REPLAYED_KEPT, with the length of their logs: a game rebuilt is about 0.1 MB,
+        #: and a table that has played a thousand games must not hold them all.
+        self._replayed_kept: OrderedDict[int, tuple[int, TableState]] = OrderedDict()
+        #: What the history and the statistics need of every game (`GameSummary`, a few
+        #: hundred bytes), with the length of the log it was made from.
+        self._summaries: dict[int, tuple[int, GameSummary]] = {}
+        self._summaries_lock = threading.Lock()
         game_id = store.current_game()
         if game_id is None or store.game(game_id) is None:
             game_id = store.create_game({"rules": default_rules, "variants": [],
@@ -525,18 +535,49 @@ class TableService:
         return replay_events(row.setup, self.store.events(game_id))
 
     def _replayed(self, game_id: int) -> TableState:
-        """Any game, rebuilt from its log (cached while its log does not grow)."""
+        """Any game, rebuilt from its log (kept while its log does not grow, the newest
+        REPLAYED_KEPT)."""
         if game_id == self.game_id:
             return self.table
         row = self.store.game(game_id)
         if row is None:
             raise NotFound(f"there is no game {game_id}")
-        cached = self._replay_cache.get(game_id)
-        if cached and cached[0] == row.events:
-            return cached[1]
-        table = replay_events(row.setup, self.store.events(game_id))
-        self._replay_cache[game_id] = (row.events, table)
+        kept = self._replayed_kept.get(game_id)
+        if kept and kept[0] == row.events:
+            self._replayed_kept.move_to_end(game_id)
+            return kept[1]
+        events = self.store.events(game_id)
+        table = replay_events(row.setup, events)
+        self._replayed_kept[game_id] = (len(events), table)
+        self._replayed_kept.move_to_end(game_id)
+        while len(self._replayed_kept) > REPLAYED_KEPT:
+            self._replayed_kept.popitem(last=False)
         return table
+
+    def _summaries_of(self, rows: list[GameRow]) -> tuple[int, dict[int, GameSummary]]:
+        """The game on the table, and the summary of each game of `rows`. Games other than
+        the one on the table are rebuilt from their logs where not summed up before, without
+        holding the table's lock: a thousand games take seconds on a Pi, and the table plays
+        on meanwhile (a game not on the table no longer changes; the length of its log tells
+        if it did)."""
+        with self._lock:
+            on_table, current = self.game_id, GameSummary.of(self.table)
+        out: dict[int, GameSummary] = {}
+        for row in rows:
+            if row.id == on_table:
+                out[row.id] = current
+                continue
+            with self._summaries_lock:
+                known = self._summaries.get(row.id)
+            if known and known[0] == row.events:
+                out[row.id] = known[1]
+                continue
+            events = self.store.events(row.id)
+            summary = GameSummary.of(replay_events(row.setup, events))
+            with self._summaries_lock:
+                self._summaries[row.id] = (len(events), summary)
+            out[row.id] = summary
+        return on_table, out
 
     # ---- reading -----------------------------------------------------------------------
 
@@ -944,19 +985,16 @@ class TableService:
     # ---- history -----------------------------------------------------------------------
 
     def games(self) -> list[dict[str, Any]]:
-        with self._lock:
-            out = []
-            for row in self.store.games():
-                t = self._replayed(row.id)
-                block = to_json(t.game)
-                out.append({"id": row.id, "created": row.created, "finished": row.finished,
-                            "rematch_of": row.rematch_of, "current": row.id == self.game_id,
-                            "rules": row.setup["rules"], "variants": row.setup["variants"],
-                            "columns": row.setup["columns"], "version": t.version,
-                            "players": [{"name": p["name"], "total": p["total"]}
-                                        for p in block["players"]],
-                            "winners": block["winners"]})
-            return out
+        rows = self.store.games()
+        on_table, summaries = self._summaries_of(rows)
+        return [{"id": row.id, "created": row.created, "finished": row.finished,
+                 "rematch_of": row.rematch_of, "current": row.id == on_table,
+                 "rules": row.setup["rules"], "variants": row.setup["variants"],
+                 "columns": row.setup["columns"], "version": summaries[row.id].version,
+                 "players": [{"name": p.name, "total": p.total}
+                             for p in summaries[row.id].players],
+                 "winners": list(summaries[row.id].winners)}
+                for row in rows]
 
     def game_detail(self, game_id: int) -> dict[str, Any]:
         with self._lock:
@@ -978,39 +1016,67 @@ class TableService:
 
     def stats(self) -> list[dict[str, Any]]:
         """Per player over finished games: games, wins, average, bonus rate, Kniffels."""
-        with self._lock:
-            per: dict[str, dict[str, Any]] = {}
-            for row in self.store.games():
-                if row.finished is None:
-                    continue
-                t = self._replayed(row.id)
-                g = t.game
-                if not g.finished:
-                    continue
-                block = to_json(g)
-                winners = set(block["winners"])
-                kniffels = _kniffels(t)
-                for p in block["players"]:
-                    s = per.setdefault(p["name"], {"name": p["name"], "games": 0, "wins": 0,
-                                                   "points": 0, "bonus_columns": 0,
-                                                   "columns": 0, "kniffels": 0, "best": 0})
-                    s["games"] += 1
-                    s["wins"] += p["name"] in winners
-                    s["points"] += p["total"]
-                    s["best"] = max(s["best"], p["total"])
-                    if t.sheet()["bonus"]:
-                        s["columns"] += len(p["columns"])
-                        s["bonus_columns"] += sum(1 for c in p["columns"] if c["bonus"] > 0)
-                    s["kniffels"] += kniffels.get(p["name"], 0)
-            out = []
-            for s in per.values():
-                out.append({"name": s["name"], "games": s["games"], "wins": s["wins"],
-                            "average": round(s["points"] / s["games"], 1), "best": s["best"],
-                            "bonus_rate": (round(s["bonus_columns"] / s["columns"], 3)
-                                           if s["columns"] else None),
-                            "kniffels": s["kniffels"]})
-            out.sort(key=lambda s: (-s["wins"], -s["average"], s["name"]))
-            return out
+        rows = [row for row in self.store.games() if row.finished is not None]
+        _, summaries = self._summaries_of(rows)
+        per: dict[str, dict[str, Any]] = {}
+        for row in rows:
+            summary = summaries[row.id]
+            if not summary.finished:
+                continue
+            for p in summary.players:
+                s = per.setdefault(p.name, {"name": p.name, "games": 0, "wins": 0,
+                                            "points": 0, "bonus_columns": 0, "columns": 0,
+                                            "kniffels": 0, "best": 0})
+                s["games"] += 1
+                s["wins"] += p.name in summary.winners
+                s["points"] += p.total
+                s["best"] = max(s["best"], p.total)
+                s["columns"] += p.columns
+                s["bonus_columns"] += p.bonus_columns
+                s["kniffels"] += p.kniffels
+        out = []
+        for s in per.values():
+            out.append({"name": s["name"], "games": s["games"], "wins": s["wins"],
+                        "average": round(s["points"] / s["games"], 1), "best": s["best"],
+                        "bonus_rate": (round(s["bonus_columns"] / s["columns"], 3)
+                                       if s["columns"] else None),
+                        "kniffels": s["kniffels"]})
+        out.sort(key=lambda s: (-s["wins"], -s["average"], s["name"]))
+        return out
+
+
+@dataclass(frozen=True)
+class PlayerSummary:
+    """A player's part of a `GameSummary`: `columns` counts the columns that the bonus rate
+    is over (none where the rules have no bonus), `bonus_columns` those that got it."""
+
+    name: str
+    total: int
+    columns: int
+    bonus_columns: int
+    kniffels: int
+
+
+@dataclass(frozen=True)
+class GameSummary:
+    """What the history and the statistics need of a game: a few hundred bytes, where the
+    game rebuilt (`TableState`) is about 0.1 MB."""
+
+    version: int
+    finished: bool
+    players: tuple[PlayerSummary, ...]
+    winners: tuple[str, ...]
+
+    @classmethod
+    def of(cls, t: TableState) -> GameSummary:
+        block = to_json(t.game)
+        bonus = bool(t.sheet()["bonus"])
+        kniffels = _kniffels(t)
+        return cls(t.version, bool(t.game.finished), tuple(
+            PlayerSummary(p["name"], p["total"], len(p["columns"]) if bonus else 0,
+                          sum(1 for c in p["columns"] if c["bonus"] > 0) if bonus else 0,
+                          kniffels.get(p["name"], 0))
+            for p in block["players"]), tuple(block["winners"]))
 
 
 def _kniffels(t: TableState) -> dict[str, int]:

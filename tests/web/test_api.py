@@ -16,8 +16,10 @@ from hypothesis import strategies as st
 
 from game import loads, to_json
 from tests.web.conftest import ORIGIN, Table, make_table
+from web import service as service_module
 from web.api import CHANGES
 from web.openapi import spec
+from web.service import REPLAYED_KEPT, replay_events
 
 
 def events(table: Table) -> int:
@@ -478,6 +480,60 @@ def test_new_game_history_rematch_stats_and_log(table: Table) -> None:
     # A change aimed at the finished game now gets a conflict naming the current one.
     old = phone.post("undo", game=game_id, version=0)
     assert old.status_code == 409 and "not the one on the table" in old.json["error"]["message"]
+
+
+def played_games(table: Table, count: int) -> Any:
+    """`count` finished games, one after the other (rematches), and a phone."""
+    phone = table.phone()
+    for k in range(count):
+        if k:
+            resp = phone.client.post(f"/api/games/{table.service.game_id}/rematch", json={},
+                                     headers=ORIGIN)
+            assert resp.status_code == 201
+        play_out(phone, [k % 6 + 1] * 4 + [(k + 1) % 6 + 1])
+    return phone
+
+
+def test_a_look_at_many_old_games_keeps_only_the_last_few_rebuilt(table: Table) -> None:
+    """A game rebuilt is about 0.1 MB: a table of a thousand games must not hold them all."""
+    phone = played_games(table, REPLAYED_KEPT + 3)
+    games = phone.client.get("/api/games").json["games"]
+    for game in games:
+        detail = phone.client.get(f"/api/games/{game['id']}/detail").json
+        assert detail["version"] == game["version"] and detail["block"]["finished"]
+    assert len(table.service._replayed_kept) == REPLAYED_KEPT
+
+
+def test_the_history_rebuilds_each_old_game_once_while_the_table_plays_on(
+        table: Table, monkeypatch: pytest.MonkeyPatch) -> None:
+    phone = played_games(table, 3)
+    games = phone.client.get("/api/games").json["games"]
+    rebuilt: list[int] = []
+    started, release = threading.Event(), threading.Event()
+
+    def slowly(setup: dict[str, Any], events: Any) -> Any:
+        rebuilt.append(len(events))
+        started.set()
+        assert release.wait(10)
+        return replay_events(setup, events)
+
+    fresh = make_table(table.folder, table.clock)  # a restart: nothing summed up yet
+    monkeypatch.setattr(service_module, "replay_events", slowly)
+    history: list[Any] = []
+    worker = threading.Thread(target=lambda: history.append(fresh.service.games()))
+    worker.start()
+    assert started.wait(10)
+    # the history is rebuilding an old game: a change at the table is not kept waiting
+    fresh.phone().ok("undo")
+    release.set()
+    worker.join(10)
+    assert [g["id"] for g in history[0]] == [g["id"] for g in games]
+    stats, games_now = fresh.service.stats(), fresh.service.games()
+    assert len(rebuilt) == 2  # the two games not on the table, once each
+    monkeypatch.undo()
+    again = make_table(table.folder, table.clock)  # each game rebuilt anew
+    assert (stats, games_now) == (again.service.stats(), again.service.games())
+    assert stats and all(p["games"] == 2 for p in stats)  # the last game's last box undone
 
 
 def test_export_and_import_round_trip(table: Table) -> None:
