@@ -272,6 +272,15 @@ def start_camera(service: TableService, config: Config, folder: Path,
     return link, demo
 
 
+def sum_up_history(service: TableService) -> None:
+    """`service.sum_up_history`, with a failure logged (the history sums up as it is looked
+    at all the same)."""
+    try:
+        service.sum_up_history()
+    except Exception as exc:  # the store closed as the table stops, a damaged game
+        log.info("history not summed up in advance: %s", exc)
+
+
 def run(args: argparse.Namespace) -> int:
     from hardware.camera import CameraError, parse_camera_arg
     from hardware.gpio import TableControls
@@ -347,6 +356,10 @@ def run(args: argparse.Namespace) -> int:
 
     # 4. Camera, reader and the watcher loop.
     link, demo = start_camera(service, config, folder, on_alive=notifier.watchdog)
+    # The history's first look need not rebuild every game played (a thousand: some 20 s
+    # on a Pi); nor may a failure here keep the table from starting.
+    threading.Thread(target=sum_up_history, args=(service,), name="history",
+                     daemon=True).start()
     calibration = LiveCalibration(config, args.config or config_path(), folder, link,
                                   lambda changed: make_reader(changed, folder))
 

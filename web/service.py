@@ -515,9 +515,9 @@ class TableService:
         #: and a table that has played a thousand games must not hold them all.
         self._replayed_kept: OrderedDict[int, tuple[int, TableState]] = OrderedDict()
         #: What the history and the statistics need of every game (`GameSummary`, a few
-        #: hundred bytes), with the length of the log it was made from.
+        #: hundred bytes), with the length of the log it was made from; `_summing` guards it.
         self._summaries: dict[int, tuple[int, GameSummary]] = {}
-        self._summaries_lock = threading.Lock()
+        self._summing = threading.Lock()
         game_id = store.current_game()
         if game_id is None or store.game(game_id) is None:
             game_id = store.create_game({"rules": default_rules, "variants": [],
@@ -554,6 +554,12 @@ class TableService:
             self._replayed_kept.popitem(last=False)
         return table
 
+    def sum_up_history(self) -> None:
+        """Sums up every game for the history and the statistics (`_summaries_of`), so that
+        their first look after a start does not wait for every game rebuilt: `kniffel
+        serve` runs it in the background as it starts."""
+        self._summaries_of(self.store.games())
+
     def _summaries_of(self, rows: list[GameRow]) -> tuple[int, dict[int, GameSummary]]:
         """The game on the table, and the summary of each game of `rows`. Games other than
         the one on the table are rebuilt from their logs where not summed up before, without
@@ -563,20 +569,18 @@ class TableService:
         with self._lock:
             on_table, current = self.game_id, GameSummary.of(self.table)
         out: dict[int, GameSummary] = {}
-        for row in rows:
-            if row.id == on_table:
-                out[row.id] = current
-                continue
-            with self._summaries_lock:
+        with self._summing:  # a second look waits for the first rather than rebuild too
+            for row in rows:
+                if row.id == on_table:
+                    out[row.id] = current
+                    continue
                 known = self._summaries.get(row.id)
-            if known and known[0] == row.events:
-                out[row.id] = known[1]
-                continue
-            events = self.store.events(row.id)
-            summary = GameSummary.of(replay_events(row.setup, events))
-            with self._summaries_lock:
-                self._summaries[row.id] = (len(events), summary)
-            out[row.id] = summary
+                if known and known[0] == row.events:
+                    out[row.id] = known[1]
+                    continue
+                events = self.store.events(row.id)
+                out[row.id] = GameSummary.of(replay_events(row.setup, events))
+                self._summaries[row.id] = (len(events), out[row.id])
         return on_table, out
 
     # ---- reading -----------------------------------------------------------------------

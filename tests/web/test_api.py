@@ -4,6 +4,7 @@ conflicts, auth, CSRF, and every bad request a 4xx with one clear message and no
 from __future__ import annotations
 
 import json
+import logging
 import re
 import threading
 import time
@@ -16,6 +17,7 @@ from hypothesis import strategies as st
 
 from game import loads, to_json
 from tests.web.conftest import ORIGIN, Table, make_table
+from web import serve
 from web import service as service_module
 from web.api import CHANGES
 from web.openapi import spec
@@ -534,6 +536,28 @@ def test_the_history_rebuilds_each_old_game_once_while_the_table_plays_on(
     again = make_table(table.folder, table.clock)  # each game rebuilt anew
     assert (stats, games_now) == (again.service.stats(), again.service.games())
     assert stats and all(p["games"] == 2 for p in stats)  # the last game's last box undone
+
+
+def test_the_history_summed_up_at_the_start_answers_its_first_look_at_once(
+        table: Table, monkeypatch: pytest.MonkeyPatch) -> None:
+    played_games(table, 3)
+    fresh = make_table(table.folder, table.clock)
+    serve.sum_up_history(fresh.service)  # as `kniffel serve` does in the background
+    rebuilt: list[int] = []
+    monkeypatch.setattr(service_module, "replay_events",
+                        lambda *args: rebuilt.append(1))
+    assert len(fresh.service.games()) == 3 and fresh.service.stats()
+    assert not rebuilt
+
+
+def test_a_history_that_cannot_be_summed_up_at_the_start_keeps_the_table_going(
+        table: Table, caplog: pytest.LogCaptureFixture) -> None:
+    played_games(table, 2)
+    fresh = make_table(table.folder, table.clock)
+    fresh.store.close()  # the table stopping meanwhile
+    with caplog.at_level(logging.INFO, logger="kniffel.serve"):
+        serve.sum_up_history(fresh.service)
+    assert "history not summed up in advance" in caplog.text
 
 
 def test_export_and_import_round_trip(table: Table) -> None:
