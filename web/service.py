@@ -566,12 +566,14 @@ class TableService:
         holding the table's lock: a thousand games take seconds on a Pi, and the table plays
         on meanwhile (a game not on the table no longer changes; the length of its log tells
         if it did)."""
-        with self._lock:
-            on_table, current = self.game_id, GameSummary.of(self.table)
+        with self._lock:  # the game on the table summed up only where it is asked for
+            on_table = self.game_id
+            current = (GameSummary.of(self.table) if any(row.id == on_table for row in rows)
+                       else None)
         out: dict[int, GameSummary] = {}
         with self._summing:  # a second look waits for the first rather than rebuild too
             for row in rows:
-                if row.id == on_table:
+                if current is not None and row.id == on_table:
                     out[row.id] = current
                     continue
                 known = self._summaries.get(row.id)
