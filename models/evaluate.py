@@ -254,6 +254,17 @@ def _rolled(frame: np.ndarray, label: SceneLabel) -> tuple[np.ndarray, SceneLabe
     return out, dataclasses.replace(rolled, dice=inside)
 
 
+def _glare(frame: np.ndarray, label: SceneLabel) -> tuple[np.ndarray, SceneLabel]:
+    """As under a lamp that shines into the lens from above the middle of the picture: a
+    round bright haze (a Gaussian 0.15 of the width in spread, 100 grey levels at its
+    peak) over table and dice alike, which the coarse search may take for one large die."""
+    h, w = frame.shape[:2]
+    ys, xs = np.mgrid[:h, :w].astype(np.float32)
+    spread = 0.15 * w
+    haze = 100 * np.exp(-((xs - 0.5 * w) ** 2 + (ys - 0.45 * h) ** 2) / (2 * spread ** 2))
+    return np.clip(frame + haze[..., None] + 0.5, 0, 255).astype(np.uint8), label
+
+
 def _grey(frame: np.ndarray, label: SceneLabel) -> tuple[np.ndarray, SceneLabel]:
     return cv2.cvtColor(cv2.cvtColor(frame, cv2.COLOR_BGR2GRAY), cv2.COLOR_GRAY2BGR), label
 
@@ -271,6 +282,8 @@ PHOTO_CHANGES: dict[str, Callable[[np.ndarray, SceneLabel], tuple]] = {
     "blurred": _blurred,
     "JPEG 30": _jpeg,
     "warm light": _lit((0.75, 0.95, 1.15)),
+    "overexposed": _lit((1.7, 1.7, 1.7)),
+    "lamp glare": _glare,
     "grey": _grey,
     "close-up": _close_up,
     "farther": _farther,

@@ -35,17 +35,18 @@ def test_a_set_rendered_by_an_older_generator_is_rendered_again(
 
 def test_the_training_sets_get_their_shares_and_a_set_of_another_share_is_redone(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    """`make models` renders every training set with TRAINING_CAMOUFLAGE (0 as shipped) and
-    TRAINING_WORN, and a set's stamp says its shares: the same set with another share is
-    rendered again."""
+    """`make models` renders every training set with TRAINING_CAMOUFLAGE (0 as shipped),
+    TRAINING_WORN and TRAINING_BRIGHT, and a set's stamp says its shares: the same set with
+    another share is rendered again."""
     monkeypatch.setattr(build, "DATA", tmp_path)
     monkeypatch.setattr(build, "TRAINING_CAMOUFLAGE", 0.1)  # shipped 0 for now
     monkeypatch.setattr(build, "TRAINING_WORN", 0.3)
-    asked: list[tuple[str, float, float]] = []
+    monkeypatch.setattr(build, "TRAINING_BRIGHT", 0.2)
+    asked: list[tuple[str, float, float, float]] = []
 
     def fake_generate(folder: str, *spec: object, hard_to_find: bool = False,
-                      camouflage: float = 0.0, worn: float = 0.0) -> Path:
-        asked.append((folder, camouflage, worn))
+                      camouflage: float = 0.0, worn: float = 0.0, bright: float = 0.0) -> Path:
+        asked.append((folder, camouflage, worn, bright))
         raise SystemExit(0)  # only the first set's call is looked at
 
     real_generate = build.generate
@@ -54,7 +55,7 @@ def test_the_training_sets_get_their_shares_and_a_set_of_another_share_is_redone
     monkeypatch.setattr(sys, "argv", ["build.py"])
     with pytest.raises(SystemExit):
         build.main()
-    assert asked == [(build.TRAIN_SETS[0][0], 0.1, 0.3)]
+    assert asked == [(build.TRAIN_SETS[0][0], 0.1, 0.3, 0.2)]
 
     out = real_generate("tiny", "pips", 2, 5, workers=1, camouflage=0.5)
     assert json.loads((out / "stamp.json").read_text())["camouflage"] == 0.5
@@ -66,6 +67,10 @@ def test_the_training_sets_get_their_shares_and_a_set_of_another_share_is_redone
     assert "camouflage" not in json.loads((out / "stamp.json").read_text())
     real_generate("tiny", "pips", 2, 5, workers=1, worn=0.5)
     assert json.loads((out / "stamp.json").read_text())["worn"] == 0.5
+    real_generate("tiny", "pips", 2, 5, workers=1, bright=0.5)
+    assert json.loads((out / "stamp.json").read_text()) == {
+        "kind": "pips", "count": 2, "seed": 5, "generator": build.generator_version(),
+        "bright": 0.5}
 
 
 def test_without_the_real_photos_make_models_stops_at_once_in_one_line(

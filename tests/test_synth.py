@@ -30,7 +30,7 @@ from vision.synth import (
 from vision.synth.__main__ import main as cli_main
 from vision.synth.dataset import hard_to_find, scene_for_index
 from vision.synth.renderer import LEGIBLE
-from vision.synth.sampling import PATTERNED, _plain_surface, random_surface
+from vision.synth.sampling import OVEREXPOSURE, PATTERNED, _plain_surface, random_surface
 from vision.synth.textures import surface_tile
 
 SMALL = (320, 240)
@@ -444,6 +444,30 @@ def test_a_share_of_the_pip_dice_sets_not_worn_are_drawn_worn_and_nothing_else_c
     assert fresh > 60 and 0.25 < worn / fresh < 0.55
     assert scene_for_index(101, 3, "pips", SMALL, worn=0.0) == \
         scene_for_index(101, 3, "pips", SMALL)
+
+
+def test_a_share_of_the_scenes_is_drawn_overexposed_and_nothing_else_changes() -> None:
+    """`bright` (a training share) overexposes about that share of the scenes
+    (OVEREXPOSURE, past the random lighting's 0.8-1.2); everything else in the scene stays
+    as drawn without it, and the picture is brighter, clipping to white."""
+    bright = 0
+    for i in range(150):
+        plain = scene_for_index(101, i, "mixed", SMALL)
+        again = scene_for_index(101, i, "mixed", SMALL, bright=0.3)
+        assert dataclasses.replace(again, lighting=plain.lighting) == plain
+        if again.lighting != plain.lighting:
+            bright += 1
+            assert dataclasses.replace(again.lighting, exposure=plain.lighting.exposure) == \
+                plain.lighting
+            assert OVEREXPOSURE[0] <= again.lighting.exposure <= OVEREXPOSURE[1]
+            assert plain.lighting.exposure <= 1.2
+    assert 0.2 < bright / 150 < 0.4
+    scene = scene_for_index(101, 7, "pips", SMALL)
+    lit = dataclasses.replace(scene, lighting=dataclasses.replace(scene.lighting,
+                                                                  exposure=2.0))
+    dark, light = render(scene)[0], render(lit)[0]
+    assert float(light.mean()) > float(dark.mean()) + 20
+    assert float((light >= 250).mean()) > float((dark >= 250).mean())
 
 
 def test_the_cli_renders_a_share_of_camouflaged_scenes_and_refuses_a_share_past_one(

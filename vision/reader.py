@@ -713,14 +713,18 @@ def loses_no_clear_die(first: Finds, large: Finds) -> bool:
     PART_MARGIN): else taking the large finds for the first would lose a clear die (a real
     photo's 4, read 0.99, inside a laptop that the coarse search took for one die of 633 px,
     read 0.33). In a close-up the first search may find a die whole, read as surely as its
-    large find (0.97–0.99)."""
+    large find (0.97–0.99), and reads the same face in it. A clear die read as another face
+    than the large find is no piece of it: a lamp's glare round a real photo's 3 (read 0.98)
+    was found as one large die, its "pip" the 3, and read as a 1 (0.86)."""
     found, _, scores = first
     big, _, big_scores = large
     sure, big_sure = die_sureness(scores), die_sureness(big_scores)
-    holders = list(zip(big, big_sure, strict=True))
-    for c, c_sure in zip(found, sure, strict=True):
+    faces, big_faces = scores.value.argmax(axis=1), big_scores.value.argmax(axis=1)
+    holders = list(zip(big, big_sure, big_faces, strict=True))
+    for c, c_sure, face in zip(found, sure, faces, strict=True):
         if c_sure >= TRUST_CONFIDENCE and not any(
-                d.holds(c) and d_sure >= c_sure - PART_MARGIN for d, d_sure in holders):
+                d.holds(c) and d_sure >= c_sure - PART_MARGIN and d_face == face
+                for d, d_sure, d_face in holders):
             return False
     return True
 

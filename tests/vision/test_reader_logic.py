@@ -314,6 +314,42 @@ def test_a_clear_die_among_false_finds_is_not_given_up_for_a_large_find_holding_
     assert max(d.box[2] - d.box[0] for d in dice) <= 60
 
 
+class GlareReader:
+    """Reads a crop with a dark middle (a pip) as a guess, a bright one (glare round a die)
+    as a 1 read 0.92, a greyer one (the die) as a sure 3."""
+
+    def classify(self, crops: list[np.ndarray], turned: Sequence[bool] | None = None
+                 ) -> FaceScores:
+        def row(c: np.ndarray) -> list[float]:
+            if c[c.shape[0] // 2, c.shape[1] // 2].mean() < 100:
+                return [1 / len(FACES)] * len(FACES)
+            return one_hot(1, 0.92) if c.mean() > 235 else one_hot(3, 0.98)
+        return FaceScores(np.array([row(c) for c in crops]), np.array([quality()] * len(crops)))
+
+
+def test_a_clear_die_in_a_glare_spot_is_not_given_up_for_the_spot_read_as_a_one() -> None:
+    """A lamp's glare round a die, found by the coarse search as one large die whose pip
+    is the die: the first finds (the die and two of its pips) read as dice no surer than
+    PIECES_READ on the mean, the spot surer. The die reads clearly as another face than the
+    spot, so it is no piece of the spot: it stays (a real photo's 3 was read as a 1)."""
+    frame = np.full((480, 640, 3), 255, np.uint8)  # the glare
+    frame[183:278, 253:348] = 200  # the die ...
+    pips = [(280, 205), (325, 250)]
+    for x, y in pips:
+        frame[y - 8:y + 8, x - 8:x + 8] = 0  # ... and two of its pips
+    die = cand(300, 230, size=95, score=0.7)
+    first = [die] + [cand(x, y, size=22, score=0.3) for x, y in pips]
+    spot = [cand(305, 225, size=393, score=0.7)]
+    dice = Reader(WithLarge(first, spot), GlareReader()).read(frame).dice
+    assert [(d.value, d.x, d.y) for d in dice if d.flag is None] == [(3, 300, 230)]
+    # where the find reads as the same face as the large one, it is no clear die lost
+    frame[183:278, 253:348] = 255
+    for x, y in pips:
+        frame[y - 8:y + 8, x - 8:x + 8] = 0
+    reader = Reader(WithLarge(first, spot), GlareReader())
+    assert [c.size for c in reader.finds(frame)[0]] == [393]
+
+
 def test_a_taught_set_reads_the_first_finds() -> None:
     """The classifier's certainty says nothing about a taught set's art: no weighing."""
     frame = np.full((600, 800, 3), 90, np.uint8)

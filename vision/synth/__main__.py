@@ -1,5 +1,5 @@
 """CLI: python -m vision.synth --out DIR --count N --seed S --kind pips|animals|mixed
-[--hard-to-find] [--camouflage SHARE] [--worn SHARE]."""
+[--hard-to-find] [--camouflage SHARE] [--worn SHARE] [--bright SHARE]."""
 
 from __future__ import annotations
 
@@ -32,8 +32,11 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument("--worn", type=float, default=0.0,
                     help="the share of pip dice sets whose paint chance left whole drawn "
                          "worn: 0-1, default 0")
+    ap.add_argument("--bright", type=float, default=0.0,
+                    help="the share of scenes overexposed (a camera whose exposure was "
+                         "fixed in dimmer light): 0-1, default 0")
     args = ap.parse_args(argv)
-    for name in ("camouflage", "worn"):
+    for name in ("camouflage", "worn", "bright"):
         if not 0 <= getattr(args, name) <= 1:
             ap.error(f"--{name} must be a share from 0 to 1, not {getattr(args, name)}")
     resolution = None
@@ -43,7 +46,7 @@ def main(argv: list[str] | None = None) -> None:
     t0 = time.perf_counter()
     labels = generate(args.out, args.count, args.seed, args.kind, args.workers, args.quality,
                       resolution=resolution, only=hard_to_find if args.hard_to_find else None,
-                      camouflage=args.camouflage, worn=args.worn)
+                      camouflage=args.camouflage, worn=args.worn, bright=args.bright)
     dt = time.perf_counter() - t0
     n = sum(len(lb.dice) for lb in labels)
     print(f"wrote {len(labels)} images with {n} dice to {args.out} in {dt:.1f} s")

@@ -20,21 +20,23 @@ from .sampling import random_scene
 
 def scene_for_index(seed: int, index: int, kind: str = "pips",
                     resolution: tuple[int, int] | None = None,
-                    camouflage: float = 0.0, worn: float = 0.0) -> Scene:
+                    camouflage: float = 0.0, worn: float = 0.0, bright: float = 0.0) -> Scene:
     """Scene number `index` of the data set with `seed` (independent of worker count);
     `camouflage`: the share of scenes whose dice are the colour of their table; `worn`:
-    the share of pip dice sets whose paint chance left whole drawn worn."""
+    the share of pip dice sets whose paint chance left whole drawn worn; `bright`: the
+    share of scenes overexposed."""
     rng = np.random.default_rng([int(seed), int(index)])
-    return random_scene(rng, kind, resolution=resolution, camouflage=camouflage, worn=worn)
+    return random_scene(rng, kind, resolution=resolution, camouflage=camouflage, worn=worn,
+                        bright=bright)
 
 
 def _one(args: tuple[str, int, int, str, int, tuple[int, int] | None,
-                     Callable[[Scene], bool] | None, float, float]) -> SceneLabel | None:
+                     Callable[[Scene], bool] | None, float, float, float]) -> SceneLabel | None:
     """Render and write scene `index`, or nothing where `only` does not keep it: the worker
     samples each scene once and decides there, so a filtered set is sampled in parallel."""
-    out, seed, index, kind, quality, resolution, only, camouflage, worn = args
+    out, seed, index, kind, quality, resolution, only, camouflage, worn, bright = args
     cv2.setNumThreads(1)
-    scene = scene_for_index(seed, index, kind, resolution, camouflage, worn)
+    scene = scene_for_index(seed, index, kind, resolution, camouflage, worn, bright)
     if only is not None and not only(scene):
         return None
     img, label = render(scene)
@@ -59,14 +61,16 @@ def generate(out: Path, count: int, seed: int = 0, kind: str = "pips", workers: 
              quality: int = 95, start: int = 0,
              resolution: tuple[int, int] | None = None,
              only: Callable[[Scene], bool] | None = None,
-             camouflage: float = 0.0, worn: float = 0.0) -> list[SceneLabel]:
+             camouflage: float = 0.0, worn: float = 0.0,
+             bright: float = 0.0) -> list[SceneLabel]:
     """Write images start..start+count-1 (those whose scene `only` keeps, if given) and
     `labels.jsonl` into `out`. `only` goes to the workers, so it must be a module-level
     function (as `hard_to_find` is). `camouflage`: the share of scenes whose dice are the
     colour of their table (the training sets' `--camouflage`); `worn`: the share of pip dice
-    sets whose paint chance left whole drawn worn (`--worn`)."""
+    sets whose paint chance left whole drawn worn (`--worn`); `bright`: the share of scenes
+    overexposed (`--bright`)."""
     out.mkdir(parents=True, exist_ok=True)
-    jobs = [(str(out), seed, i, kind, quality, resolution, only, camouflage, worn)
+    jobs = [(str(out), seed, i, kind, quality, resolution, only, camouflage, worn, bright)
             for i in range(start, start + count)]
     if workers <= 1:
         written = [_one(j) for j in jobs]

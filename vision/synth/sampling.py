@@ -444,13 +444,29 @@ def worn_again(rng: np.random.Generator, styles: list[DieStyle], share: float
             for st in styles]
 
 
+#: The exposure of an overexposed scene (`overexposed`): light surfaces clip to white, a
+#: white die on a light table keeps little more than its pips.
+OVEREXPOSURE = (1.4, 2.2)
+
+
+def overexposed(rng: np.random.Generator, lighting: Lighting, share: float) -> Lighting:
+    """`lighting` overexposed (OVEREXPOSURE) in `share` of the scenes: a camera whose
+    exposure was fixed in dimmer light (`kniffel calibrate --lock`) before a lamp went on
+    or the sun came in. The real Valid photos so brightened (1.7 times) read 220 of their
+    256 dice right; the random lighting's exposure reaches 1.2 (models/README.md,
+    "Overexposed pictures and a lamp's glare")."""
+    if rng.random() >= share:
+        return lighting
+    return dataclasses.replace(lighting, exposure=float(rng.uniform(*OVEREXPOSURE)))
+
+
 # ---------------------------------------------------------------------------
 # random_scene
 # ---------------------------------------------------------------------------
 
 _KNOBS = {"n_dice", "n_kept", "resolution", "tilt_deg", "die_px", "die_mm", "table_kind",
           "tray", "hand", "cup", "tilted", "stacked", "cut", "distractors", "dim", "clean",
-          "touching", "art", "clutter", "camouflage", "worn"}
+          "touching", "art", "clutter", "camouflage", "worn", "bright"}
 _FIELDS = {f.name for f in dataclasses.fields(Scene)}
 
 
@@ -464,7 +480,8 @@ def random_scene(rng: np.random.Generator, kind: str = "pips", **overrides: Any)
     off), dim, clean (no blur/noise/JPEG), camouflage (the share of scenes drawn again with
     their dice the colour of their table: `camouflaged`; 0 by default), worn (the share of
     the pip dice sets not worn by chance drawn again with worn paint: `worn_again`; 0 by
-    default) -- or Scene fields
+    default), bright (the share of scenes overexposed: `overexposed`; 0 by default) -- or
+    Scene fields
     (camera, table, lighting, photo, dice, props, tray, occluders, seed) that replace the
     generated ones.
     """
@@ -535,6 +552,9 @@ def random_scene(rng: np.random.Generator, kind: str = "pips", **overrides: Any)
     worn = float(ov.get("worn") or 0.0)
     if worn > 0:
         styles = worn_again(np.random.default_rng([surface.seed, 3]), styles, worn)
+    bright = float(ov.get("bright") or 0.0)
+    if bright > 0 and ov.get("lighting") is None:
+        lighting = overexposed(np.random.default_rng([surface.seed, 4]), lighting, bright)
 
     placer = _Placer(cam)
     # tray
