@@ -237,9 +237,17 @@ def check_reading(reading: Any, throw_area: Sequence[Point] = (),
                   turn: int | None = None) -> CheckResult:
     """Whether a Reading of a test throw is good: exactly `expected` dice in the throw area,
     none flagged, large enough in the picture to read well, given the `frame` it was read
-    from, sharp and light enough, and a taught set's dice not all unlike its teaching
-    photos (teach_again); `turn`: the picture reads better turned so (better_turn)."""
-    from vision.reading import count_of_dice, teach_again, too_blurred, too_noisy, too_small
+    from, sharp, light enough and not overexposed, and a taught set's dice not all unlike
+    its teaching photos (teach_again); `turn`: the picture reads better turned so
+    (better_turn)."""
+    from vision.reading import (
+        count_of_dice,
+        teach_again,
+        too_blurred,
+        too_bright,
+        too_noisy,
+        too_small,
+    )
 
     dice = [d for d in reading.dice if inside((d.x, d.y), throw_area)]
     outside = len(reading.dice) - len(dice)
@@ -257,7 +265,8 @@ def check_reading(reading: Any, throw_area: Sequence[Point] = (),
     if small:
         problems.append(small)
     if frame is not None:
-        problems.extend(p for p in (too_blurred(frame, dice), too_noisy(frame, dice)) if p)
+        problems.extend(p for p in (too_blurred(frame, dice), too_noisy(frame, dice),
+                                    too_bright(frame)) if p)
     problems.extend(teach_again(reading.warnings))
     if turn is not None:
         problems.append(f"the dice read better with the picture turned {turn}° (the camera "

@@ -230,6 +230,22 @@ def test_the_check_says_when_the_picture_is_too_dark_to_read_well() -> None:
     assert check_reading(dice, frame=(frame * 0.08).astype(np.uint8)).ok
 
 
+def test_the_check_says_when_the_picture_is_overexposed() -> None:
+    """Five white dice on a light table: as lit, and with a glint or two, they read well;
+    with most of the picture clipped to white (an exposure locked in dimmer light, then a
+    lamp on) they keep little but their pips."""
+    frame, dice = five_white_dice()
+    frame[frame == 120] = 200  # a light table
+    assert check_reading(dice, frame=frame).ok
+    frame[:100] = 255  # a glint across a fifth of the picture
+    assert check_reading(dice, frame=frame).ok
+    bright = np.clip(frame.astype(np.float32) * 1.7, 0, 255).astype(np.uint8)
+    result = check_reading(dice, frame=bright)
+    assert not result.ok and result.message == (
+        "read 1 2 3 4 5: the picture is overexposed (99 % of it is white; dice read well up "
+        "to 30 %): lock the exposure in the light you play in, or less light on the table")
+
+
 def test_the_check_says_when_the_dice_are_too_small_to_read_well() -> None:
     """Pips read well from 30 px across, animal art from about 60 (models/README)."""
     pips = Reading(tuple(die(v, 100 + 50 * v, 100, size=32) for v in (1, 2, 3, 4, 5)))
