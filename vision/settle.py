@@ -117,7 +117,6 @@ class SettleDetector:
         self._ref: np.ndarray | None = None  # float32: the still picture of the last read
         self._has_read = False
         self._last_motion = 0.0
-        self._active_since = 0.0
         self._peak = 0.0
         self._union: np.ndarray | None = None
         self._blocked_since = 0.0
@@ -198,7 +197,6 @@ class SettleDetector:
             self._last_motion = t
             if self.state != "active":
                 self.state = "active"
-                self._active_since = t
                 self._peak = 0.0
                 self._union = step.copy()
                 event = SettleEvent(MOVING, t, self.motion)

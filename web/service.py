@@ -98,7 +98,6 @@ class Actor:
 CAMERA = Actor("camera", "camera")
 BUTTON = Actor("button", "button")
 DEMO = Actor("demo", "demo")
-IMPORT = Actor("import", "import")
 
 
 # ---- payload checks (shared by the API and the camera) ---------------------------------

@@ -195,10 +195,6 @@ class Store:
             row = self._db.execute("SELECT value FROM meta WHERE key=?", (key,)).fetchone()
         return None if row is None else str(row[0])
 
-    def set_meta(self, key: str, value: str) -> None:
-        with self._tx() as db:
-            db.execute("INSERT OR REPLACE INTO meta VALUES (?, ?)", (key, value))
-
     # ---- phones and their sessions -----------------------------------------------------
 
     def add_phone(self, phone_id: str, name: str, token_hash: str) -> None:
