@@ -59,6 +59,7 @@ from nets import (  # noqa: E402
     FaceClassifier,
     FaceEmbedder,
 )
+from printed import printed_die_crops  # noqa: E402
 
 from vision.datasets import load_real  # noqa: E402
 from vision.detector import BODY_ID, BODY_INPUTS  # noqa: E402
@@ -1041,6 +1042,9 @@ def main(argv: list[str] | None = None) -> int:
                          "face, where the detector's misplaced finds lie")
     ap.add_argument("--hard-negatives", type=Path, default=None, metavar="DETECTOR.onnx",
                     help="classifier: add the false finds of this detector as negatives")
+    ap.add_argument("--printed", type=int, default=0, metavar="N",
+                    help="classifier: N crops of printed or displayed die pictograms "
+                         "(printed.py) as negatives")
     args = ap.parse_args(argv)
     if args.real == "Valid":
         ap.error("the real Valid split is for evaluation only")
@@ -1168,6 +1172,12 @@ def main(argv: list[str] | None = None) -> int:
                                                   per_real_die=10, negatives_per_scene=3,
                                                   detector=detector, turn_upright=args.upright,
                                                   off_centre_per_die=args.off_centre)
+        if args.printed:  # a stream of its own: the scenes' crops stay as they were
+            pictures = printed_die_crops(args.printed, np.random.default_rng([args.seed, 1]))
+            crops = np.concatenate([crops, pictures])
+            values = np.concatenate([values, np.full(len(pictures), -1, np.int64)])
+            quality = np.concatenate([quality, np.full(len(pictures), QUALITY.index("no_die"),
+                                                       np.int64)])
         log(f"{len(crops)} crops ({int((values >= 0).sum())} with a value)")
         net = train_classifier(crops, values, quality, args.steps, args.batch * 4, args.seed,
                                args.width)

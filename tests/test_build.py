@@ -496,6 +496,26 @@ def test_off_centre_crops_lie_towards_the_side_faces_and_keep_the_top_faces_valu
     assert np.median(distances) == pytest.approx(np.mean(train.OFF_CENTRE), abs=0.08)
 
 
+def test_printed_die_crops_are_drawn_again_alike_for_a_seed_each_with_a_face_in_its_middle(
+        ) -> None:
+    """`train.py classifier --printed N`: the crops of found pictograms (printed.py) are the
+    same for the same seed, other for another, and each shows a face across its middle:
+    pips against the face, not a blank page."""
+    from printed import printed_die_crops
+
+    from vision.preprocess import CROP_SIZE
+
+    crops = printed_die_crops(40, np.random.default_rng(5))
+    assert crops.shape == (40, CROP_SIZE, CROP_SIZE, 3) and crops.dtype == np.uint8
+    assert np.array_equal(crops, printed_die_crops(40, np.random.default_rng(5)))
+    assert not np.array_equal(crops, printed_die_crops(40, np.random.default_rng(6)))
+    quarter = CROP_SIZE // 4
+    middle = crops[:, quarter:-quarter, quarter:-quarter].astype(np.float32).mean(axis=3)
+    spread = middle.reshape(len(crops), -1).std(axis=1)
+    assert spread.min() > 4 and np.median(spread) > 15
+    assert printed_die_crops(0, np.random.default_rng(5)).shape == (0, CROP_SIZE, CROP_SIZE, 3)
+
+
 def _python(code: str) -> list[str]:
     return [sys.executable, "-c", code]
 
