@@ -16,12 +16,10 @@ import cv2
 import numpy as np
 
 from vision.preprocess import CROP_SIZE
+from vision.synth.textures import PIP_LAYOUT
 
-#: Pip places of each face on a unit square (the usual layout; 2, 3 and 6 also turned).
-PIPS = {1: ((.5, .5),), 2: ((.25, .25), (.75, .75)), 3: ((.25, .25), (.5, .5), (.75, .75)),
-        4: ((.25, .25), (.75, .25), (.25, .75), (.75, .75)),
-        5: ((.25, .25), (.75, .25), (.5, .5), (.25, .75), (.75, .75)),
-        6: ((.25, .25), (.75, .25), (.25, .5), (.75, .5), (.25, .75), (.75, .75))}
+#: Pips a quarter of the face apart, as the generator lays them out (2, 3 and 6 also turned).
+PIP_SPACING = 0.25
 
 #: Pixels of one pictogram's side on the drawing canvas (drawn large, then shrunk).
 SIDE = 96
@@ -74,9 +72,10 @@ def _draw_pictogram(canvas: np.ndarray, x0: int, y0: int, value: int,
         canvas[inner > 0] = face
     else:
         canvas[box > 0] = face
-    for px, py in PIPS[value]:
+    for cx, cy in PIP_LAYOUT[value]:
         if turned:
-            px, py = 1 - py, px
+            cx, cy = -cy, cx
+        px, py = 0.5 + cx * PIP_SPACING, 0.5 + cy * PIP_SPACING
         cv2.circle(canvas, (int(x0 + px * s), int(y0 + py * s)), int(pip_size * s),
                    style["pips"], -1, cv2.LINE_AA)  # type: ignore[arg-type]
 
@@ -116,8 +115,7 @@ def printed_die_crop(rng: np.random.Generator) -> np.ndarray:
     rot = np.array([[math.cos(turn), -math.sin(turn)], [math.sin(turn), math.cos(turn)]])
     # the detector's finds on pictograms are 1.1-1.3 times their side (real photos)
     found = s * math.sqrt(math.cos(tilt)) * rng.uniform(1.05, 1.35)
-    side = found
-    k = CROP_SIZE / side
+    k = CROP_SIZE / found
     lin = k * rot @ squash
     middle = np.array([size / 2, size / 2]) + rng.normal(0, 0.06, 2) * s
     m = np.hstack([lin, (np.array([CROP_SIZE / 2] * 2) - lin @ middle)[:, None]])
