@@ -27,6 +27,7 @@ from vision.models import (
 from vision.preprocess import crop_die
 from vision.reader import Reader
 from vision.synth import random_scene, render
+from vision.synth.textures import PIP_LAYOUT
 
 pytestmark = pytest.mark.skipif(
     not all(p.is_file() for p in (DETECTOR_PATH, body_path(DETECTOR_PATH), REFINER_PATH,
@@ -95,6 +96,54 @@ def test_reads_real_photos(reader: Reader) -> None:
     result = evaluate(reader, load_real("Valid"))
     assert result.readable_accuracy >= 0.995, result.summary()  # the issue's target
     assert result.silent_rate <= 0.01, result.summary()
+
+
+def the_tables_page_on_a_tablet(die: int) -> np.ndarray:
+    """A tablet lying on the table showing the table's page: six dice drawn as the page
+    draws them (web/static: white rounded faces, rx 18 of 96, dark pips of radius 9.5),
+    on a dark screen, each `die` pixels wide."""
+    gap = die // 3
+    screen = np.full((die + 2 * gap, 6 * die + 7 * gap, 3), 30, np.uint8)
+    corner = die * 18 // 96
+    for i, value in enumerate(range(1, 7)):
+        x0, y0 = gap + i * (die + gap), gap
+        for x, y, w, h in ((x0 + corner, y0, die - 2 * corner, die),
+                           (x0, y0 + corner, die, die - 2 * corner)):
+            cv2.rectangle(screen, (x, y), (x + w, y + h), (250, 250, 250), -1)
+        for cx, cy in ((x0 + corner, y0 + corner), (x0 + die - corner, y0 + corner),
+                       (x0 + corner, y0 + die - corner), (x0 + die - corner, y0 + die - corner)):
+            cv2.circle(screen, (cx, cy), corner, (250, 250, 250), -1, cv2.LINE_AA)
+        middle_x, middle_y, spacing = x0 + die // 2, y0 + die // 2, die * 25 // 96
+        for dx, dy in PIP_LAYOUT[value]:
+            cv2.circle(screen, (middle_x + dx * spacing, middle_y + dy * spacing),
+                       max(1, die * 19 // 192), (28, 28, 28), -1, cv2.LINE_AA)
+    return screen
+
+
+@pytest.mark.parametrize("kind", ["pips", "animals"])
+def test_dice_on_a_tablet_beside_the_dice_are_not_trusted(reader: Reader, kind: str) -> None:
+    """Pictures of dice are not dice: the table's own page on a tablet lying in view (seen
+    at a slant, its dice 0.5-1 of a real die) is turned down or asked about, at most 2 of
+    its dice trusted beside 12 tables (the classifier trained without pictures of dice
+    trusted 23 beside these 12 pip tables and 15 beside the animal ones; trained with
+    them, none; models/README.md "Dice that are only pictures")."""
+    rng = np.random.default_rng(SEED + 2)
+    trusted = 0
+    for frame, label in table_scenes(kind, 12):
+        size = float(np.median([d.box[2] - d.box[0] for d in label.dice]))
+        tablet = the_tables_page_on_a_tablet(max(8, int(size * rng.uniform(0.5, 1.0))))
+        tablet = cv2.resize(tablet, (tablet.shape[1], int(tablet.shape[0] * 0.7)),
+                            interpolation=cv2.INTER_AREA)[:580, :780]
+        h, w = tablet.shape[:2]
+        corners = [(10, 10), (790 - w, 10), (10, 590 - h), (790 - w, 590 - h)]
+        x0, y0 = min(corners, key=lambda c: sum(
+            d.box[2] > c[0] and d.box[0] < c[0] + w and d.box[3] > c[1] and d.box[1] < c[1] + h
+            for d in label.dice))
+        photo = frame.copy()
+        photo[y0:y0 + h, x0:x0 + w] = tablet
+        trusted += sum(x0 <= d.x <= x0 + w and y0 <= d.y <= y0 + h and not d.asked
+                       for d in reader.read(photo).dice)
+    assert trusted <= 2, f"{trusted} pictured dice trusted beside 12 tables of {kind}"
 
 
 def kniffel(*args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
@@ -324,8 +373,9 @@ def test_teaching_doubts_small_blurred_photos_and_a_photo_of_another_face(reader
     doubted, _ = teach(reader, "far", far)
     doubts = teaching_doubts(doubted)
     assert any("look more like another face than their own" in d for d in doubts), doubts
-    # and the classifier no longer counts every photo's dice as its face
-    assert not doubted.counted and any("count as another face" in d for d in doubts)
+    # said of a set the classifier cannot count, and only then (the classifier of 33cf067
+    # could not count these photos; that of the seventy-second session counts them)
+    assert doubted.counted != any("count as another face" in d for d in doubts), doubts
 
 
 def test_four_views_read_a_die_the_same_however_it_is_turned(
