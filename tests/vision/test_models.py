@@ -14,6 +14,7 @@ import cv2
 import numpy as np
 import pytest
 
+from vision.annotate import overlaps
 from vision.datasets import load_real, real_root
 from vision.detector import Candidate
 from vision.evaluation import evaluate
@@ -27,7 +28,7 @@ from vision.models import (
 from vision.preprocess import crop_die
 from vision.reader import Reader
 from vision.synth import random_scene, render
-from vision.synth.textures import PIP_LAYOUT
+from vision.synth.textures import PIP_LAYOUT, rounded_cover
 
 pytestmark = pytest.mark.skipif(
     not all(p.is_file() for p in (DETECTOR_PATH, body_path(DETECTOR_PATH), REFINER_PATH,
@@ -106,25 +107,23 @@ PAGE_BACKGROUNDS = {"felt": (73, 122, 31), "paper": (232, 240, 243), "dark": (30
 def the_tables_page_on_a_screen(die: int, background: tuple[int, int, int]) -> np.ndarray:
     """A tablet or phone lying on the table showing the table's page: six dice drawn as the
     page draws them (web/static: white faces with rounded corners, rx 18 of 96, outlined in
-    #333, dark pips of radius 9.5), each `die` pixels wide."""
+    #333, dark pips of radius 9.5), each `die` pixels wide. Drawn here from the page's
+    measures, not by models/printed.py, so that the test is not the training's pictures."""
     gap = die // 3
-    screen = np.full((die + 2 * gap, 6 * die + 7 * gap, 3), background, np.uint8)
-    corner = die * 18 // 96
+    line = max(1, die * 3 // 192)  # the outline's half outside the face
+    screen = np.full((die + 2 * gap, 6 * die + 7 * gap, 3), background, np.float32)
+    outline = rounded_cover(die + 2 * line, 18 / 96)[..., None]
+    face = rounded_cover(die, 18 / 96)[..., None]
     for i, value in enumerate(range(1, 7)):
         x0, y0 = gap + i * (die + gap), gap
-        cv2.rectangle(screen, (x0 - 1, y0 - 1), (x0 + die + 1, y0 + die + 1), (51, 51, 51),
-                      max(1, die * 3 // 96), cv2.LINE_AA)
-        for x, y, w, h in ((x0 + corner, y0, die - 2 * corner, die),
-                           (x0, y0 + corner, die, die - 2 * corner)):
-            cv2.rectangle(screen, (x, y), (x + w, y + h), (250, 250, 250), -1)
-        for cx, cy in ((x0 + corner, y0 + corner), (x0 + die - corner, y0 + corner),
-                       (x0 + corner, y0 + die - corner), (x0 + die - corner, y0 + die - corner)):
-            cv2.circle(screen, (cx, cy), corner, (250, 250, 250), -1, cv2.LINE_AA)
+        for cover, colour, at in ((outline, 51.0, line), (face, 250.0, 0)):
+            region = screen[y0 - at:y0 - at + cover.shape[0], x0 - at:x0 - at + cover.shape[1]]
+            region[:] = region * (1 - cover) + colour * cover
         middle_x, middle_y, spacing = x0 + die // 2, y0 + die // 2, die * 25 // 96
         for dx, dy in PIP_LAYOUT[value]:
             cv2.circle(screen, (middle_x + dx * spacing, middle_y + dy * spacing),
                        max(1, die * 19 // 192), (28, 28, 28), -1, cv2.LINE_AA)
-    return screen
+    return screen.astype(np.uint8)
 
 
 def pictured_dice_trusted(reader: Reader, kind: str, background: str) -> int:
@@ -141,8 +140,7 @@ def pictured_dice_trusted(reader: Reader, kind: str, background: str) -> int:
         h, w = screen.shape[:2]
         corners = [(10, 10), (790 - w, 10), (10, 590 - h), (790 - w, 590 - h)]
         x0, y0 = min(corners, key=lambda c: sum(
-            d.box[2] > c[0] and d.box[0] < c[0] + w and d.box[3] > c[1] and d.box[1] < c[1] + h
-            for d in label.dice))
+            overlaps(d.box, (c[0], c[1], c[0] + w, c[1] + h)) for d in label.dice))
         photo = frame.copy()
         photo[y0:y0 + h, x0:x0 + w] = screen
         trusted += sum(bool(x0 <= d.x <= x0 + w and y0 <= d.y <= y0 + h and not d.asked)
@@ -156,8 +154,8 @@ def test_dice_on_a_screen_beside_the_dice_are_seldom_trusted(reader: Reader, kin
     """Pictures of dice are not dice: the table's own page on a tablet or phone lying in
     view is turned down or asked about nearly always. Pictured dice trusted beside 12
     tables each with the page on felt / paper / a dark screen: by the classifier trained
-    without pictures of dice, pips 32 / 5 / 27 and animals 11 / 0 / 19; by the one trained
-    with them (shipped since the seventy-second session) 5 / 0 / 1 and 1 / 0 / 0
+    without pictures of dice, pips 34 / 10 / 24 and animals 19 / 0 / 19; by the one trained
+    with them (shipped since the seventy-second session) 6 / 0 / 0 and 2 / 0 / 0
     (models/README.md "Dice that are only pictures")."""
     trusted = {background: pictured_dice_trusted(reader, kind, background)
                for background in PAGE_BACKGROUNDS}
@@ -363,8 +361,10 @@ def test_teaching_doubts_small_blurred_photos_and_a_photo_of_another_face(reader
     """Six photos of a pip set, as taken, are not doubted (teaching_doubts). As from a
     camera far off and out of focus (0.3 of the size, blurred), their faces look alike (over
     five sets, seeds 1000-1004, clear photos were never doubted; made small and blurred
-    so, two of five were). With the photo for 2 showing 3s (a user's slip), the
-    classifier's count says so."""
+    by 1.5 px, two of five were with the classifier of 33cf067), and blurred by 2 px the
+    classifier cannot count them (by 1.5 px, the classifier of the seventy-second session
+    still counts them). With the photo for 2 showing 3s (a user's slip), the classifier's
+    count says so."""
     import dataclasses
 
     from vision.synth import random_pip_style
@@ -386,14 +386,13 @@ def test_teaching_doubts_small_blurred_photos_and_a_photo_of_another_face(reader
     (doubt,) = teaching_doubts(slip)
     assert doubt.startswith("the dice of a photo count as another face than the one given")
     far = {face: [cv2.GaussianBlur(cv2.resize(p, None, fx=0.3, fy=0.3,
-                                              interpolation=cv2.INTER_AREA), (0, 0), 1.5)
+                                              interpolation=cv2.INTER_AREA), (0, 0), 2.0)
                   for p in frames] for face, frames in photos.items()}
     doubted, _ = teach(reader, "far", far)
     doubts = teaching_doubts(doubted)
     assert any("look more like another face than their own" in d for d in doubts), doubts
-    # said of a set the classifier cannot count, and only then (the classifier of 33cf067
-    # could not count these photos; that of the seventy-second session counts them)
-    assert doubted.counted != any("count as another face" in d for d in doubts), doubts
+    # and the classifier no longer counts every photo's dice as its face
+    assert not doubted.counted and any("count as another face" in d for d in doubts)
 
 
 def test_four_views_read_a_die_the_same_however_it_is_turned(
